@@ -1,0 +1,55 @@
+# ppsim: the two commands a newcomer types are `make run` and `make test`.
+# Both install the Debian packages that are missing, configure, build and run.
+
+PACKAGES := cmake make g++ pkg-config libboost-graph-dev nlohmann-json3-dev catch2 libfmt-dev \
+            libcli11-dev libdnnl-dev libbenchmark-dev
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+JOBS ?= 2
+BUILD := build/dev
+ASAN := build/asan
+RELEASE := build/release
+PPSIM := $(BUILD)/ppsim
+
+.PHONY: all deps build run test test-unit test-asan bench clean
+
+all: build
+
+# Install only what is missing; `apt-get update` only when something is.
+deps:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
+	fi
+
+build: deps
+	cmake --preset dev
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: compare 1F1B, ZB-H1 and ZB-H2 at p = 4, m = 8 on a cost profile from data/costs/,
+# print the table, write the traces and the metrics JSON under out/.
+run: build
+	@mkdir -p out
+	$(PPSIM) compare -s 1f1b,zb-h1,zb-h2 -p 4 -m 8 --costs-file data/costs/example-mlp.json \
+	  --trace out/trace.json
+	$(PPSIM) compare -s 1f1b,zb-h1,zb-h2 -p 4 -m 8 --costs-file data/costs/example-mlp.json \
+	  --json > out/metrics.json.tmp && mv out/metrics.json.tmp out/metrics.json
+	@echo "wrote out/trace-*.json (open in https://ui.perfetto.dev or chrome://tracing) and out/metrics.json"
+
+test-unit: build
+	cd $(BUILD) && ctest --no-tests=error --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake --preset asan
+	cmake --build $(ASAN) -j $(JOBS)
+	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --no-tests=error --output-on-failure -j $(JOBS)
+
+test: test-unit test-asan
+
+bench: deps
+	cmake --preset release
+	cmake --build $(RELEASE) -j $(JOBS)
+	$(RELEASE)/ppsim_bench
+
+clean:
+	rm -rf build out

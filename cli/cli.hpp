@@ -1,0 +1,28 @@
+// The ppsim command line as a function, so tests run it in-process.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// Exit codes of DESIGN.md.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitRegression = 1,
+  kExitUsage = 2,
+  kExitBadInput = 3,
+  kExitInvalidSchedule = 4,
+  kExitInfeasible = 5,
+};
+
+/// Runs `ppsim` with `args` (without the program name); normal output to `out`, errors as
+/// `ppsim: error: <where>: <what>` to `err`. Never throws.
+///
+///   std::ostringstream out, err;
+///   int rc = run_cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8"}, out, err);
+[[nodiscard]] int run_cli(const std::vector<std::string>& args, std::ostream& out,
+                          std::ostream& err);
+
+} // namespace ppsim

@@ -1,0 +1,57 @@
+// The schedule generators by name, with their constraints.
+#pragma once
+
+#include "sim/cost_model.hpp"
+#include "sim/schedule.hpp"
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim {
+
+/// What a generator needs: the shape, and for cost- or memory-aware schedules the costs and the
+/// memory limit.
+struct ScheduleSpec {
+  int devices{0};       ///< p, pipeline ranks
+  int microbatches{0};  ///< m
+  int chunks{0};        ///< v, stages per device; 0 = the schedule's default
+  double mem_limit{-1};  ///< activation memory limit per device in M_B units; < 0 = default
+  const CostSpec* costs{nullptr};  ///< for cost-aware generators; null = unit costs
+};
+
+struct ScheduleInfo {
+  std::string_view name;
+  std::vector<std::string_view> aliases;
+  std::string_view constraint;   ///< preconditions in words, for `ppsim list`
+  std::string_view description;  ///< one line
+  std::string_view reference;
+  Schedule (*make)(const ScheduleSpec&);
+};
+
+/// Every schedule ppsim generates, in the order `ppsim list` shows them.
+[[nodiscard]] std::span<const ScheduleInfo> schedule_registry();
+
+/// The entry for a name or alias, or null.
+[[nodiscard]] const ScheduleInfo* find_schedule(std::string_view name);
+
+/// Builds a schedule by name. Throws ConfigError for an unknown name (listing the valid ones)
+/// or a shape the generator does not support (naming the values).
+///
+///   Schedule s = make_schedule("zb-h1", {.devices = 4, .microbatches = 8});
+[[nodiscard]] Schedule make_schedule(std::string_view name, const ScheduleSpec& spec);
+
+/// Comma-separated names, for error messages.
+[[nodiscard]] std::string schedule_names();
+
+// The generators (one file per family).
+[[nodiscard]] Schedule make_gpipe(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_1f1b(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_h1(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_h2(const ScheduleSpec& spec);
+
+/// Throws ConfigError `NAME: needs devices >= 1 (got devices=0)` style messages.
+void require_shape(std::string_view name, const ScheduleSpec& spec);
+
+} // namespace ppsim

@@ -1,0 +1,70 @@
+// The cost model: task durations, communication latency and memory deltas per stage.
+#pragma once
+
+#include "sim/schedule.hpp"
+#include "sim/task.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim {
+
+/// Durations (ns) and memory (in M_B units) of one stage. BW and FB of -1 mean "the sum of the
+/// parts" (B + W, and F + the backward half).
+struct StageCosts {
+  Ticks F{1'000'000};
+  Ticks B{1'000'000};
+  Ticks W{1'000'000};
+  Ticks BW{-1};
+  Ticks FB{-1};
+  double MB{1.0};  ///< activation memory one micro-batch leaves after F
+  double MW{0.5};  ///< of which W still needs after B
+
+  friend bool operator==(const StageCosts&, const StageCosts&) = default;
+};
+
+/// Costs as the user gives them: one entry for every device-stage, one per device-stage (the
+/// model cut into `devices` pieces), or one per virtual stage of the schedule.
+///
+///   CostSpec spec = parse_costs("F=1,B=1,W=1,comm=0.1");
+///   CostModel model = cost_model_for(spec, schedule);
+struct CostSpec {
+  std::vector<StageCosts> stages{StageCosts{}};
+  Ticks comm{0};
+  double memory_unit_bytes{0.0};  ///< bytes of one M_B; 0 when unknown
+  std::string source{"default"};  ///< where the numbers came from, for reports
+
+  friend bool operator==(const CostSpec&, const CostSpec&) = default;
+};
+
+/// The costs of every stage of one schedule, ready for the simulator.
+struct CostModel {
+  std::vector<StageCosts> stage;  ///< per virtual stage; BW and FB resolved where fixed
+  Ticks comm{0};
+  double memory_unit_bytes{0.0};
+  std::string source;
+
+  /// Duration of a task; an FB costs its stage's FB, or the sum of its two parts.
+  [[nodiscard]] Ticks duration(const Task& task) const;
+  /// Memory change of one part (F, B, W or BW) in M_B units.
+  [[nodiscard]] double memory_delta(Kind kind, int stage) const;
+};
+
+/// Milliseconds (finite, >= 0) to ticks; throws ConfigError naming `where` otherwise.
+[[nodiscard]] Ticks ms_to_ticks(double ms, std::string_view where);
+[[nodiscard]] inline double ticks_to_ms(Ticks t) { return static_cast<double>(t) / 1e6; }
+
+/// Applies `F=1,B=1,W=1,comm=0,MW=0.5` style overrides to every stage of `spec`.
+/// Keys: F, B, W, BW, FB, comm (ms), MB, MW (M_B units). Throws ConfigError.
+void apply_costs(CostSpec& spec, std::string_view text);
+[[nodiscard]] CostSpec parse_costs(std::string_view text);
+
+/// Reads a `ppsim.costs/1` JSON document; `where` (a file name) prefixes every error.
+[[nodiscard]] CostSpec parse_cost_json(std::string_view json, std::string_view where);
+[[nodiscard]] CostSpec load_cost_file(const std::string& path);
+
+/// Expands `spec` over the stages of `schedule`, dividing device-stage costs by its chunks.
+[[nodiscard]] CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule);
+
+} // namespace ppsim

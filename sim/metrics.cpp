@@ -1,0 +1,102 @@
+// Metrics of a timeline.
+#include "sim/metrics.hpp"
+
+#include "sim/dependencies.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ppsim {
+
+namespace {
+
+// Memory is a sum of fractions (1/v per chunk); rounding keeps printed peaks stable.
+double tidy(double x) { return std::round(x * 1e9) / 1e9; }
+
+struct Deltas {
+  double up{0};
+  double down{0};
+};
+
+Deltas task_deltas(const Task& t, const CostModel& costs) {
+  Deltas d;
+  const auto add = [&](Kind kind, int stage) {
+    const double x = costs.memory_delta(kind, stage);
+    (x > 0 ? d.up : d.down) += x;
+  };
+  if (t.kind == Kind::FB) {
+    add(Kind::F, t.stage);
+    add(t.kind2, t.stage2);
+  } else {
+    add(t.kind, t.stage);
+  }
+  return d;
+}
+
+} // namespace
+
+std::vector<std::vector<MemoryPoint>> memory_series(const Timeline& tl, const CostModel& costs) {
+  std::vector<std::vector<MemoryPoint>> out(static_cast<std::size_t>(tl.devices));
+  for (int d = 0; d < tl.devices; ++d) {
+    auto& series = out[static_cast<std::size_t>(d)];
+    double level = 0;
+    series.push_back(MemoryPoint{0, 0.0});
+    for (const TaskRun& r : tl.device_runs(d)) {
+      const Deltas dl = task_deltas(r.task, costs);
+      if (dl.up != 0) {
+        level += dl.up;
+        series.push_back(MemoryPoint{r.start, tidy(level)});
+      }
+      if (dl.down != 0) {
+        level += dl.down;
+        series.push_back(MemoryPoint{r.end, tidy(level)});
+      }
+    }
+  }
+  return out;
+}
+
+Metrics measure(const Timeline& tl, const Schedule& schedule, const CostModel& costs) {
+  (void)schedule;
+  Metrics m;
+  Ticks first = std::numeric_limits<Ticks>::max(), last = std::numeric_limits<Ticks>::min();
+  Ticks total_busy = 0;
+  for (int d = 0; d < tl.devices; ++d) {
+    DeviceMetrics dm;
+    dm.device = d;
+    const auto runs = tl.device_runs(d);
+    double level = 0, peak = 0;
+    for (const TaskRun& r : runs) {
+      dm.busy += r.end - r.start;
+      const Deltas dl = task_deltas(r.task, costs);
+      level += dl.up;
+      peak = std::max(peak, level);
+      level += dl.down;
+    }
+    if (!runs.empty()) {
+      dm.span = runs.back().end - runs.front().start;
+      first = std::min(first, runs.front().start);
+      last = std::max(last, runs.back().end);
+    }
+    dm.idle = dm.span - dm.busy;
+    dm.peak_memory = tidy(peak);
+    total_busy += dm.busy;
+    m.cost = std::max(m.cost, dm.span);
+    m.ideal = std::max(m.ideal, dm.busy);
+    m.peak_memory = std::max(m.peak_memory, dm.peak_memory);
+    m.per_device.push_back(dm);
+  }
+  m.makespan = last > first ? last - first : 0;
+  const auto ratio = [](Ticks a, Ticks b) {
+    return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+  };
+  m.bubble_rate = ratio(m.cost - m.ideal, m.cost);
+  m.bubble_over_ideal = ratio(m.cost - m.ideal, m.ideal);
+  m.idle_fraction =
+      m.makespan > 0 ? 1.0 - ratio(total_busy, static_cast<Ticks>(tl.devices) * m.makespan) : 0.0;
+  m.peak_memory_bytes = costs.memory_unit_bytes > 0 ? m.peak_memory * costs.memory_unit_bytes : 0;
+  return m;
+}
+
+} // namespace ppsim

@@ -1,0 +1,47 @@
+// Numbers computed from a timeline: makespan, the paper's cost and bubble rate, idle, memory.
+#pragma once
+
+#include "sim/cost_model.hpp"
+#include "sim/schedule.hpp"
+#include "sim/timeline.hpp"
+
+#include <vector>
+
+namespace ppsim {
+
+struct DeviceMetrics {
+  int device{0};
+  Ticks busy{0};         ///< sum of task durations
+  Ticks span{0};         ///< last end - first start
+  Ticks idle{0};         ///< span - busy
+  double peak_memory{0};  ///< highest running activation memory, M_B units
+};
+
+/// DESIGN.md's metrics, following its definitions exactly.
+struct Metrics {
+  Ticks makespan{0};  ///< last end - first start over all devices
+  Ticks cost{0};      ///< max span: the zero-bubble paper's cost
+  Ticks ideal{0};     ///< max busy
+  double bubble_rate{0};        ///< (cost - ideal) / cost
+  double bubble_over_ideal{0};  ///< (cost - ideal) / ideal, Megatron's (p-1)/(v m)
+  double idle_fraction{0};      ///< 1 - sum busy / (devices * makespan)
+  double peak_memory{0};        ///< max over devices, M_B units
+  double peak_memory_bytes{0};  ///< peak_memory * bytes of one M_B; 0 when unknown
+  std::vector<DeviceMetrics> per_device;
+};
+
+///   Metrics m = measure(simulate(s, costs), s, costs);
+[[nodiscard]] Metrics measure(const Timeline& timeline, const Schedule& schedule,
+                              const CostModel& costs);
+
+/// A step of a device's activation memory: from `time` on it holds `value` M_B.
+struct MemoryPoint {
+  Ticks time{0};
+  double value{0};
+};
+/// Per device, the memory steps: a positive delta counts from its task's start, a negative one
+/// at its end (an FB applies each half's delta that way).
+[[nodiscard]] std::vector<std::vector<MemoryPoint>> memory_series(const Timeline& timeline,
+                                                                  const CostModel& costs);
+
+} // namespace ppsim

@@ -1,0 +1,31 @@
+// One simulated schedule with everything a report needs: the schedule, its costs, the timeline
+// and the metrics.
+#pragma once
+
+#include "sim/cost_model.hpp"
+#include "sim/metrics.hpp"
+#include "sim/schedule.hpp"
+#include "sim/timeline.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ppsim {
+
+struct Run {
+  Schedule schedule;
+  CostModel costs;
+  Timeline timeline;
+  Metrics metrics;
+  /// The run's parameters (schedule, devices, micro-batches, costs, ...) in display order.
+  std::vector<std::pair<std::string, std::string>> parameters;
+};
+
+/// Validates (ScheduleError with every violation), expands the costs over the schedule's
+/// stages, simulates and measures.
+///
+///   Run r = run_schedule(make_schedule("1f1b", {4, 8}), parse_costs("F=1,B=1,W=1"));
+[[nodiscard]] Run run_schedule(Schedule schedule, const CostSpec& costs);
+
+} // namespace ppsim

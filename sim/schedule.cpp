@@ -1,0 +1,101 @@
+// Placement helpers and the topology of a schedule.
+#include "sim/schedule.hpp"
+
+#include <algorithm>
+
+namespace ppsim {
+
+int Schedule::chunks() const {
+  if (devices <= 0 || routes.empty()) return 1;
+  return std::max(1, static_cast<int>(routes.front().size()) / devices);
+}
+
+std::size_t Schedule::task_count() const {
+  std::size_t n = 0;
+  for (const auto& device : order) n += device.size();
+  return n;
+}
+
+std::vector<int> loop_placement(int devices, int chunks) {
+  std::vector<int> placement;
+  placement.reserve(static_cast<std::size_t>(devices * chunks));
+  for (int c = 0; c < chunks; ++c)
+    for (int d = 0; d < devices; ++d) placement.push_back(d);
+  return placement;
+}
+
+std::vector<int> vshape_placement(int devices) {
+  std::vector<int> placement(static_cast<std::size_t>(2 * devices));
+  for (int d = 0; d < devices; ++d) {
+    placement[static_cast<std::size_t>(d)] = d;
+    placement[static_cast<std::size_t>(2 * devices - 1 - d)] = d;
+  }
+  return placement;
+}
+
+std::string placement_name(const Schedule& schedule) {
+  const int p = schedule.devices;
+  if (p > 0 && schedule.stages() % p == 0 &&
+      schedule.stage_device == loop_placement(p, schedule.stages() / p))
+    return "loop";
+  if (p > 0 && schedule.stage_device == vshape_placement(p)) return "vshape";
+  return "explicit";
+}
+
+Schedule make_pipeline(std::string name, int devices, int microbatches,
+                       std::vector<int> stage_device) {
+  Schedule s;
+  s.name = std::move(name);
+  s.devices = devices;
+  s.microbatches = microbatches;
+  s.stage_device = std::move(stage_device);
+  std::vector<int> route(s.stage_device.size());
+  for (std::size_t i = 0; i < route.size(); ++i) route[i] = static_cast<int>(i);
+  s.routes = {std::move(route)};
+  s.microbatch_route.assign(static_cast<std::size_t>(std::max(0, microbatches)), 0);
+  s.order.resize(static_cast<std::size_t>(std::max(0, devices)));
+  return s;
+}
+
+Topology::Topology(const Schedule& schedule)
+    : schedule_(&schedule), stages_(schedule.stages()), chunks_(schedule.chunks()) {
+  const auto n_routes = schedule.routes.size();
+  position_.assign(n_routes * idx(stages_), -1);
+  model_position_.assign(idx(stages_), 0);
+  std::vector<bool> seen(idx(stages_), false);
+  for (std::size_t r = 0; r < n_routes; ++r) {
+    const auto& route = schedule.routes[r];
+    for (std::size_t k = 0; k < route.size(); ++k) {
+      const int s = route[k];
+      if (s < 0 || s >= stages_) continue;  // validate() reports it
+      position_[r * idx(stages_) + idx(s)] = static_cast<int>(k);
+      if (!seen[idx(s)]) {
+        seen[idx(s)] = true;
+        model_position_[idx(s)] = static_cast<int>(k);
+      }
+    }
+  }
+}
+
+bool Topology::on_route(int mb, int stage) const {
+  if (mb < 0 || mb >= static_cast<int>(schedule_->microbatch_route.size())) return false;
+  if (stage < 0 || stage >= stages_) return false;
+  const int r = route_of(mb);
+  if (r < 0 || r >= static_cast<int>(schedule_->routes.size())) return false;
+  return position(r, stage) >= 0;
+}
+
+int Topology::prev_stage(int mb, int stage) const {
+  const int r = route_of(mb);
+  const int k = position(r, stage);
+  return k <= 0 ? -1 : schedule_->routes[idx(r)][idx(k - 1)];
+}
+
+int Topology::next_stage(int mb, int stage) const {
+  const int r = route_of(mb);
+  const int k = position(r, stage);
+  const auto& route = schedule_->routes[idx(r)];
+  return (k < 0 || k + 1 >= static_cast<int>(route.size())) ? -1 : route[idx(k + 1)];
+}
+
+} // namespace ppsim

@@ -1,0 +1,82 @@
+// A schedule: per-device ordered task lists, a stage->device placement and the routes.
+#pragma once
+
+#include "sim/task.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// Order only, no time. Stages are virtual stages (S = devices x chunks for one model replica);
+/// a micro-batch flows through the stages of its route (normally 0..S-1; DualPipe has two
+/// routes over two replicas).
+///
+///   Schedule s = make_pipeline("mine", 2, 2, loop_placement(2, 1));
+///   s.order[0] = {Task::make(Kind::F, 0, 0), ...};
+struct Schedule {
+  std::string name;
+  int devices{0};
+  int microbatches{0};
+  std::vector<int> stage_device;         ///< placement: stage -> device
+  std::vector<std::vector<int>> routes;  ///< each route: the stages in the order data flows
+  std::vector<int> microbatch_route;     ///< route index of each micro-batch
+  std::vector<std::vector<Task>> order;  ///< per device, the tasks in execution order
+
+  [[nodiscard]] int stages() const { return static_cast<int>(stage_device.size()); }
+  /// Stages of one route per device: each stage holds 1/chunks of a device-stage's layers.
+  [[nodiscard]] int chunks() const;
+  [[nodiscard]] std::size_t task_count() const;
+
+  friend bool operator==(const Schedule&, const Schedule&) = default;
+};
+
+/// Stage c*p + d on device d (Megatron's interleaved placement); chunks = 1 is the plain pipeline.
+[[nodiscard]] std::vector<int> loop_placement(int devices, int chunks);
+/// Two chunks in a V: chunk 0 of device d is stage d, chunk 1 is stage 2p-1-d.
+[[nodiscard]] std::vector<int> vshape_placement(int devices);
+/// "loop", "vshape" or "explicit", by comparing the placement with the two above.
+[[nodiscard]] std::string placement_name(const Schedule& schedule);
+
+/// An empty schedule with one route through every stage in order and all micro-batches on it.
+[[nodiscard]] Schedule make_pipeline(std::string name, int devices, int microbatches,
+                                     std::vector<int> stage_device);
+
+/// The single owner of topology: which device holds a stage, which stage follows which on the
+/// route of a micro-batch. Built once per schedule, O(1) queries. The schedule must outlive it.
+class Topology {
+public:
+  explicit Topology(const Schedule& schedule);
+
+  [[nodiscard]] int device_of(int stage) const { return schedule_->stage_device[idx(stage)]; }
+  [[nodiscard]] int route_of(int microbatch) const {
+    return schedule_->microbatch_route[idx(microbatch)];
+  }
+  /// Index of the stage on the route, or -1 when the route does not pass through it.
+  [[nodiscard]] int position(int route, int stage) const {
+    return position_[idx(route * stages_ + stage)];
+  }
+  /// The stage before / after `stage` on micro-batch `mb`'s route, or -1 at either end.
+  [[nodiscard]] int prev_stage(int mb, int stage) const;
+  [[nodiscard]] int next_stage(int mb, int stage) const;
+  /// Whether `stage` is on the route of micro-batch `mb`.
+  [[nodiscard]] bool on_route(int mb, int stage) const;
+  /// The index of the stage along the route it first appears on (its place in the model).
+  [[nodiscard]] int model_position(int stage) const { return model_position_[idx(stage)]; }
+  /// Which of its device's chunks the stage is (0 for the first the route meets).
+  [[nodiscard]] int chunk_of(int stage) const {
+    return schedule_->devices > 0 ? model_position(stage) / schedule_->devices : 0;
+  }
+  [[nodiscard]] int stages() const { return stages_; }
+  [[nodiscard]] int chunks() const { return chunks_; }
+
+private:
+  static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+  const Schedule* schedule_;
+  int stages_;
+  int chunks_;
+  std::vector<int> position_;
+  std::vector<int> model_position_;
+};
+
+} // namespace ppsim

@@ -1,0 +1,154 @@
+// The discrete-event engine. Per device a cursor into its task list; per part the time its
+// result exists. The event queue holds task ends, ordered by (time, insertion sequence).
+#include "sim/simulator.hpp"
+
+#include "sim/dependencies.hpp"
+#include "sim/errors.hpp"
+#include "sim/task_graph.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <queue>
+
+namespace ppsim {
+
+namespace {
+
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+
+struct EndEvent {
+  Ticks time;
+  std::uint64_t seq;
+  int device;
+  friend bool operator>(const EndEvent& a, const EndEvent& b) {
+    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+  }
+};
+
+// Rejects tasks the engine cannot index (validate() gives the full report).
+void check_indexable(const Schedule& s, const Topology& topo) {
+  if (s.devices <= 0) throw ScheduleError("schedule: needs at least one device");
+  if (static_cast<int>(s.order.size()) != s.devices)
+    throw ScheduleError(fmt::format("schedule: {} device task lists for {} devices",
+                                    s.order.size(), s.devices));
+  if (static_cast<int>(s.microbatch_route.size()) != s.microbatches)
+    throw ScheduleError("schedule: micro-batch routes do not match the micro-batch count");
+  for (int d = 0; d < s.devices; ++d) {
+    for (const Task& t : s.order[ix(d)]) {
+      bool ok = topo.on_route(t.microbatch, t.stage);
+      if (t.kind == Kind::FB) ok = ok && topo.on_route(t.microbatch2, t.stage2);
+      if (!ok)
+        throw ScheduleError(fmt::format(
+            "schedule: device {}: task {} names a stage or micro-batch outside the schedule "
+            "(run `ppsim validate` for the full report)",
+            d, to_string(t)));
+    }
+  }
+}
+
+} // namespace
+
+Timeline simulate(const Schedule& schedule, const CostModel& costs) {
+  const Topology topo(schedule);
+  check_indexable(schedule, topo);
+  const int P = schedule.devices;
+  const int S = schedule.stages();
+  if (static_cast<int>(costs.stage.size()) != S)
+    throw ConfigError(fmt::format("cost model has {} stages, the schedule {}", costs.stage.size(), S));
+
+  Timeline tl;
+  tl.devices = P;
+  tl.device_begin.resize(ix(P) + 1, 0);
+  for (int d = 0; d < P; ++d)
+    tl.device_begin[ix(d) + 1] =
+        tl.device_begin[ix(d)] + static_cast<int>(schedule.order[ix(d)].size());
+  tl.runs.resize(ix(tl.device_begin[ix(P)]));
+  for (int d = 0; d < P; ++d) {
+    int r = tl.device_begin[ix(d)];
+    for (const Task& t : schedule.order[ix(d)]) {
+      tl.runs[ix(r)].task = t;
+      tl.runs[ix(r)].device = d;
+      ++r;
+    }
+  }
+
+  const std::size_t n_parts = parts_size(S, schedule.microbatches);
+  std::vector<Ticks> done(n_parts, -1);       // when the part's result exists
+  std::vector<int> producer(n_parts, -1);     // run that produced it
+  std::vector<int> waiter_head(n_parts, -1);  // first device blocked on the part
+  std::vector<int> next_waiter(ix(P), -1);
+  std::vector<int> cursor(ix(P));             // next run of each device
+  std::vector<Ticks> free_at(ix(P), 0);
+  std::vector<bool> busy(ix(P), false);
+  for (int d = 0; d < P; ++d) cursor[ix(d)] = tl.device_begin[ix(d)];
+
+  std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> events;
+  std::uint64_t seq = 0;
+  tl.comms.reserve(tl.runs.size());
+
+  // Starts device d's next task if every dependency is known; otherwise parks d on the first
+  // missing part.
+  const auto try_start = [&](int d) {
+    if (busy[ix(d)] || cursor[ix(d)] == tl.device_begin[ix(d) + 1]) return;
+    const int r = cursor[ix(d)];
+    TaskRun& run = tl.runs[ix(r)];
+    Ticks ready = free_at[ix(d)];
+    bool blocked = false;
+    for_each_dependency(topo, run.task, [&](const Part& q) {
+      if (blocked) return;
+      const std::size_t qi = part_index(q, S);
+      if (done[qi] < 0) {
+        blocked = true;
+        next_waiter[ix(d)] = waiter_head[qi];
+        waiter_head[qi] = d;
+        return;
+      }
+      const bool cross = topo.device_of(q.stage) != d;
+      ready = std::max(ready, done[qi] + (cross ? costs.comm : 0));
+    });
+    if (blocked) return;
+    for_each_dependency(topo, run.task, [&](const Part& q) {
+      if (topo.device_of(q.stage) == d) return;
+      const std::size_t qi = part_index(q, S);
+      tl.comms.push_back(CommEvent{producer[qi], r, done[qi], done[qi] + costs.comm});
+    });
+    run.start = ready;
+    run.end = ready + costs.duration(run.task);
+    busy[ix(d)] = true;
+    events.push(EndEvent{run.end, seq++, d});
+  };
+
+  for (int d = 0; d < P; ++d) try_start(d);
+  std::vector<int> woken;
+  while (!events.empty()) {
+    const EndEvent ev = events.top();
+    events.pop();
+    const int d = ev.device;
+    const int r = cursor[ix(d)];
+    const TaskRun& run = tl.runs[ix(r)];
+    woken.clear();
+    for_each_product(run.task, [&](const Part& q) {
+      const std::size_t qi = part_index(q, S);
+      done[qi] = run.end;
+      producer[qi] = r;
+      for (int w = waiter_head[qi]; w >= 0; w = next_waiter[ix(w)]) woken.push_back(w);
+      waiter_head[qi] = -1;
+    });
+    busy[ix(d)] = false;
+    free_at[ix(d)] = run.end;
+    ++cursor[ix(d)];
+    try_start(d);
+    for (int w : woken) try_start(w);
+  }
+
+  bool stuck = false;
+  for (int d = 0; d < P; ++d) stuck = stuck || cursor[ix(d)] != tl.device_begin[ix(d) + 1];
+  if (stuck) {
+    std::vector<int> next(ix(P));
+    for (int d = 0; d < P; ++d) next[ix(d)] = cursor[ix(d)] - tl.device_begin[ix(d)];
+    throw ScheduleError(describe_deadlock(schedule, next));
+  }
+  return tl;
+}
+
+} // namespace ppsim

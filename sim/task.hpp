@@ -1,0 +1,49 @@
+// Tasks: what a device executes (F, B, W, the fused BW, the overlapped FB) and their text form.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ppsim {
+
+/// Time in integer nanoseconds, so results are exact and byte-stable.
+using Ticks = std::int64_t;
+
+/// F forward; B backward for the input (PyTorch's "I"); W backward for the weights;
+/// BW the fused full backward (PyTorch's "B"); FB an F and a B/BW overlapped on one device.
+enum class Kind : std::uint8_t { F, B, W, BW, FB };
+
+[[nodiscard]] std::string_view kind_name(Kind kind);
+
+/// One unit of work on one stage for one micro-batch. An FB task also carries its backward half
+/// (kind2 is B or BW on stage2 for microbatch2); the other tasks leave those fields at defaults.
+struct Task {
+  Kind kind{Kind::F};
+  int stage{0};
+  int microbatch{0};
+  Kind kind2{Kind::B};
+  int stage2{-1};
+  int microbatch2{-1};
+
+  friend auto operator<=>(const Task&, const Task&) = default;
+
+  [[nodiscard]] static constexpr Task make(Kind kind, int stage, int microbatch) {
+    return Task{kind, stage, microbatch, Kind::B, -1, -1};
+  }
+  /// The F of (f_stage, f_mb) overlapped with the backward (B or BW) of (b_stage, b_mb).
+  [[nodiscard]] static constexpr Task overlapped(int f_stage, int f_mb, Kind backward, int b_stage,
+                                                 int b_mb) {
+    return Task{Kind::FB, f_stage, f_mb, backward, b_stage, b_mb};
+  }
+};
+
+/// Compact text form: `2F0` (stage 2, forward, micro-batch 0), `1B3`, `0W2`, `3BW1`, and
+/// `(0F7;7B3)` for an FB. parse_task(to_string(t)) == t.
+[[nodiscard]] std::string to_string(const Task& task);
+
+/// Parses the compact text form; throws ConfigError naming the text on failure.
+[[nodiscard]] Task parse_task(std::string_view text);
+
+} // namespace ppsim

@@ -1,0 +1,223 @@
+// Boost.Graph over the tasks of a schedule: deadlock cycles, critical path, and the grid view.
+#include "sim/task_graph.hpp"
+
+#include "sim/dependencies.hpp"
+#include "sim/errors.hpp"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/depth_first_search.hpp>
+#include <boost/graph/topological_sort.hpp>
+#include <fmt/format.h>
+#include <map>
+
+namespace ppsim {
+
+namespace {
+
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+
+// Vertices are tasks in device-major order; edges go from a task to the tasks that wait for it.
+struct TaskGraph {
+  Graph graph;
+  std::vector<Slot> slot;               // vertex -> place
+  std::vector<std::vector<int>> vertex;  // [device][index] -> vertex
+  std::vector<int> cross;               // per edge added in order: 1 if it crosses devices
+};
+
+TaskGraph build_graph(const Schedule& s) {
+  const Topology topo(s);
+  const int S = s.stages();
+  TaskGraph g;
+  g.vertex.resize(s.order.size());
+  std::vector<int> producer(parts_size(S, std::max(0, s.microbatches)), -1);
+  int n = 0;
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    g.vertex[d].resize(s.order[d].size());
+    for (std::size_t i = 0; i < s.order[d].size(); ++i) {
+      g.vertex[d][i] = n++;
+      g.slot.push_back(Slot{static_cast<int>(d), static_cast<int>(i)});
+    }
+  }
+  g.graph = Graph(ix(n));
+  const auto in_range = [&](const Part& q) {
+    return q.stage >= 0 && q.stage < S && q.microbatch >= 0 && q.microbatch < s.microbatches;
+  };
+  for (std::size_t d = 0; d < s.order.size(); ++d)
+    for (std::size_t i = 0; i < s.order[d].size(); ++i)
+      for_each_product(s.order[d][i], [&](const Part& q) {
+        if (in_range(q)) producer[part_index(q, S)] = g.vertex[d][i];
+      });
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    for (std::size_t i = 0; i < s.order[d].size(); ++i) {
+      const int v = g.vertex[d][i];
+      if (i > 0) boost::add_edge(ix(g.vertex[d][i - 1]), ix(v), g.graph);
+      const Task& t = s.order[d][i];
+      bool routed = topo.on_route(t.microbatch, t.stage) &&
+                    (t.kind != Kind::FB || topo.on_route(t.microbatch2, t.stage2));
+      if (!routed) continue;
+      for_each_dependency(topo, t, [&](const Part& q) {
+        const int u = producer[part_index(q, S)];
+        if (u >= 0 && u != v) boost::add_edge(ix(u), ix(v), g.graph);
+      });
+    }
+  }
+  return g;
+}
+
+struct CycleVisitor : boost::default_dfs_visitor {
+  std::vector<std::size_t>* parent;
+  std::vector<std::size_t>* cycle;
+  template <class Edge, class G> void tree_edge(Edge e, const G& g) {
+    (*parent)[boost::target(e, g)] = boost::source(e, g);
+  }
+  template <class Edge, class G> void back_edge(Edge e, const G& g) {
+    if (!cycle->empty()) return;
+    const auto u = boost::source(e, g), v = boost::target(e, g);
+    for (auto w = u; w != v; w = (*parent)[w]) cycle->push_back(w);
+    cycle->push_back(v);
+    std::reverse(cycle->begin(), cycle->end());
+  }
+};
+
+std::string task_text(const Schedule& s, const Slot& at) {
+  return to_string(s.order[ix(at.device)][ix(at.index)]);
+}
+
+} // namespace
+
+std::vector<Slot> find_cycle(const Schedule& schedule) {
+  const TaskGraph g = build_graph(schedule);
+  const auto n = boost::num_vertices(g.graph);
+  std::vector<std::size_t> parent(n), cycle;
+  for (std::size_t i = 0; i < n; ++i) parent[i] = i;
+  CycleVisitor vis;
+  vis.parent = &parent;
+  vis.cycle = &cycle;
+  std::vector<boost::default_color_type> color(n);
+  boost::depth_first_search(
+      g.graph, boost::visitor(vis).color_map(boost::make_iterator_property_map(
+                   color.begin(), boost::get(boost::vertex_index, g.graph))));
+  std::vector<Slot> out;
+  for (auto v : cycle) out.push_back(g.slot[v]);
+  return out;
+}
+
+std::string format_grid(const Schedule& s, const std::vector<Slot>& marks) {
+  constexpr std::size_t kMaxCells = 24;
+  std::string out;
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    const auto& row = s.order[d];
+    std::vector<std::size_t> marked;
+    for (const Slot& m : marks)
+      if (ix(m.device) == d) marked.push_back(ix(m.index));
+    std::size_t lo = 0, hi = row.size();
+    if (row.size() > kMaxCells) {
+      const std::size_t centre = marked.empty() ? 0 : marked.front();
+      lo = centre > kMaxCells / 2 ? centre - kMaxCells / 2 : 0;
+      hi = std::min(row.size(), lo + kMaxCells);
+    }
+    out += fmt::format("rank{}:", d);
+    if (lo > 0) out += fmt::format(" ...({} more)", lo);
+    for (std::size_t i = lo; i < hi; ++i) {
+      const bool here = std::find(marked.begin(), marked.end(), i) != marked.end();
+      out += here ? fmt::format(" [{}]", to_string(row[i])) : " " + to_string(row[i]);
+    }
+    if (hi < row.size()) out += fmt::format(" ...({} more)", row.size() - hi);
+    if (!marked.empty()) out += "  <-- here";
+    out += '\n';
+  }
+  return out;
+}
+
+std::string describe_deadlock(const Schedule& s, const std::vector<int>& next) {
+  const Topology topo(s);
+  const int S = s.stages();
+  std::map<std::size_t, Slot> where;  // part -> the task producing it
+  for (std::size_t d = 0; d < s.order.size(); ++d)
+    for (std::size_t i = 0; i < s.order[d].size(); ++i)
+      for_each_product(s.order[d][i], [&](const Part& q) {
+        if (q.stage >= 0 && q.stage < S && q.microbatch >= 0 && q.microbatch < s.microbatches)
+          where.emplace(part_index(q, S), Slot{static_cast<int>(d), static_cast<int>(i)});
+      });
+  std::string msg = "deadlock: no device can progress\n";
+  std::vector<Slot> marks;
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    const int i = next[d];
+    if (i >= static_cast<int>(s.order[d].size())) {
+      msg += fmt::format("  device {}: finished\n", d);
+      continue;
+    }
+    const Task& t = s.order[d][ix(i)];
+    marks.push_back(Slot{static_cast<int>(d), i});
+    std::string waits;
+    for_each_dependency(topo, t, [&](const Part& q) {
+      const Part shown{q.kind, q.stage, q.microbatch};
+      const std::string name = to_string(Task::make(shown.kind, shown.stage, shown.microbatch));
+      auto it = where.find(part_index(q, S));
+      if (it == where.end()) {
+        waits += fmt::format("; waits for {}, which no device runs", name);
+        return;
+      }
+      const Slot at = it->second;
+      if (at.index >= next[ix(at.device)])
+        waits += fmt::format("; waits for {} (device {}, position {}, not yet run)", name,
+                             at.device, at.index);
+    });
+    msg += fmt::format("  device {}: blocked at position {} on {}{}\n", d, i, to_string(t), waits);
+  }
+  const auto cycle = find_cycle(s);
+  if (!cycle.empty()) {
+    msg += "  cycle:";
+    for (const Slot& c : cycle) msg += fmt::format(" {}@dev{} ->", task_text(s, c), c.device);
+    msg += fmt::format(" {}@dev{}\n", task_text(s, cycle.front()), cycle.front().device);
+  }
+  msg += format_grid(s, marks);
+  if (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  return msg;
+}
+
+CriticalPath critical_path(const Schedule& s, const CostModel& costs) {
+  const TaskGraph g = build_graph(s);
+  const auto n = boost::num_vertices(g.graph);
+  std::vector<std::size_t> topo_order;
+  topo_order.reserve(n);
+  try {
+    boost::topological_sort(g.graph, std::back_inserter(topo_order));
+  } catch (const boost::not_a_dag&) {
+    throw ScheduleError(describe_deadlock(s, std::vector<int>(s.order.size(), 0)));
+  }
+  std::reverse(topo_order.begin(), topo_order.end());
+  std::vector<Ticks> finish(n, 0);
+  std::vector<std::ptrdiff_t> pred(n, -1);
+  const auto task_at = [&](std::size_t v) -> const Task& {
+    return s.order[ix(g.slot[v].device)][ix(g.slot[v].index)];
+  };
+  for (auto v : topo_order) finish[v] = costs.duration(task_at(v));
+  for (auto u : topo_order) {
+    for (auto [e, end] = boost::out_edges(u, g.graph); e != end; ++e) {
+      const auto v = boost::target(*e, g.graph);
+      const bool cross = g.slot[u].device != g.slot[v].device;
+      const Ticks start = finish[u] + (cross ? costs.comm : 0);
+      const Ticks f = start + costs.duration(task_at(v));
+      if (f > finish[v]) {
+        finish[v] = f;
+        pred[v] = static_cast<std::ptrdiff_t>(u);
+      }
+    }
+  }
+  CriticalPath cp;
+  if (n == 0) return cp;
+  std::size_t last = 0;
+  for (std::size_t v = 1; v < n; ++v)
+    if (finish[v] > finish[last]) last = v;
+  cp.length = finish[last];
+  for (auto v = static_cast<std::ptrdiff_t>(last); v >= 0; v = pred[ix(static_cast<int>(v))])
+    cp.tasks.push_back(g.slot[static_cast<std::size_t>(v)]);
+  std::reverse(cp.tasks.begin(), cp.tasks.end());
+  return cp;
+}
+
+} // namespace ppsim

@@ -1,0 +1,43 @@
+// The simulator's output: when every task ran, and the messages between devices.
+#pragma once
+
+#include "sim/task.hpp"
+
+#include <span>
+#include <vector>
+
+namespace ppsim {
+
+/// One executed task.
+struct TaskRun {
+  Task task;
+  int device{0};
+  Ticks start{0};
+  Ticks end{0};
+};
+
+/// A cross-device dependency: the result of run `from` sent at `send`, usable at `arrive` by
+/// run `to`.
+struct CommEvent {
+  int from{0};
+  int to{0};
+  Ticks send{0};
+  Ticks arrive{0};
+};
+
+/// Runs are grouped by device in each device's execution order: device d owns
+/// runs[device_begin[d] .. device_begin[d+1]).
+struct Timeline {
+  int devices{0};
+  std::vector<TaskRun> runs;
+  std::vector<int> device_begin;
+  std::vector<CommEvent> comms;
+
+  [[nodiscard]] std::span<const TaskRun> device_runs(int device) const {
+    const auto b = static_cast<std::size_t>(device_begin[static_cast<std::size_t>(device)]);
+    const auto e = static_cast<std::size_t>(device_begin[static_cast<std::size_t>(device) + 1]);
+    return std::span<const TaskRun>(runs).subspan(b, e - b);
+  }
+};
+
+} // namespace ppsim

@@ -1,0 +1,186 @@
+// Static checks of schedules.
+#include "sim/validate.hpp"
+
+#include "sim/dependencies.hpp"
+#include "sim/errors.hpp"
+
+#include <fmt/format.h>
+
+namespace ppsim {
+
+namespace {
+
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+
+std::string part_name(const Part& q) { return to_string(Task::make(q.kind, q.stage, q.microbatch)); }
+
+// Structure: devices, placement, routes. Returns false when tasks cannot be checked further.
+bool check_structure(const Schedule& s, std::vector<Violation>& out) {
+  const auto add = [&](std::string what) { out.push_back(Violation{Slot{0, -1}, std::move(what)}); };
+  if (s.devices <= 0) add(fmt::format("needs at least one device (got devices={})", s.devices));
+  if (s.microbatches <= 0)
+    add(fmt::format("needs at least one micro-batch (got microbatches={})", s.microbatches));
+  if (static_cast<int>(s.order.size()) != s.devices)
+    add(fmt::format("has {} device task lists for devices={}", s.order.size(), s.devices));
+  if (s.stage_device.empty()) add("has no stages");
+  for (std::size_t st = 0; st < s.stage_device.size(); ++st)
+    if (s.stage_device[st] < 0 || s.stage_device[st] >= s.devices)
+      add(fmt::format("placement: stage {} on device {}, outside 0..{}", st, s.stage_device[st],
+                      s.devices - 1));
+  if (s.routes.empty()) add("has no routes");
+  for (std::size_t r = 0; r < s.routes.size(); ++r) {
+    std::vector<bool> seen(s.stage_device.size(), false);
+    if (s.routes[r].empty()) add(fmt::format("route {} is empty", r));
+    for (int st : s.routes[r]) {
+      if (st < 0 || st >= s.stages()) {
+        add(fmt::format("route {} names stage {}, outside 0..{}", r, st, s.stages() - 1));
+      } else if (seen[ix(st)]) {
+        add(fmt::format("route {} passes stage {} twice", r, st));
+      } else {
+        seen[ix(st)] = true;
+      }
+    }
+  }
+  if (static_cast<int>(s.microbatch_route.size()) != s.microbatches)
+    add(fmt::format("has {} micro-batch routes for microbatches={}", s.microbatch_route.size(),
+                    s.microbatches));
+  for (std::size_t j = 0; j < s.microbatch_route.size(); ++j)
+    if (s.microbatch_route[j] < 0 || s.microbatch_route[j] >= static_cast<int>(s.routes.size()))
+      add(fmt::format("micro-batch {} on route {}, which does not exist", j, s.microbatch_route[j]));
+  return out.empty();
+}
+
+} // namespace
+
+std::vector<Violation> validate(const Schedule& s) {
+  std::vector<Violation> out;
+  if (!check_structure(s, out)) return out;
+  const Topology topo(s);
+  const int S = s.stages();
+  const std::size_t n_parts = parts_size(S, s.microbatches);
+  std::vector<Slot> made_at(n_parts, Slot{-1, -1});
+  std::vector<std::uint8_t> via_bw(n_parts, 0);
+
+  // Pass 1: cells that are wrong on their own; record where each part is produced.
+  std::vector<std::vector<bool>> cell_ok(s.order.size());
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    cell_ok[d].assign(s.order[d].size(), false);
+    for (std::size_t i = 0; i < s.order[d].size(); ++i) {
+      const Task& t = s.order[d][i];
+      const Slot at{static_cast<int>(d), static_cast<int>(i)};
+      const auto add = [&](std::string what) { out.push_back(Violation{at, std::move(what)}); };
+      bool ok = true;
+      const auto check_half = [&](Kind kind, int stage, int mb) {
+        if (stage < 0 || stage >= S) {
+          add(fmt::format("{}: stage {} outside 0..{}", to_string(t), stage, S - 1));
+          ok = false;
+        } else if (mb < 0 || mb >= s.microbatches) {
+          add(fmt::format("{}: micro-batch {} outside 0..{}", to_string(t), mb, s.microbatches - 1));
+          ok = false;
+        } else if (!topo.on_route(mb, stage)) {
+          add(fmt::format("{}: stage {} is not on the route of micro-batch {}", to_string(t), stage, mb));
+          ok = false;
+        } else if (s.stage_device[ix(stage)] != static_cast<int>(d)) {
+          add(fmt::format("{}: stage {} is placed on device {}, not on device {}", to_string(t),
+                          stage, s.stage_device[ix(stage)], d));
+          ok = false;
+        }
+        (void)kind;
+      };
+      if (t.kind == Kind::FB) {
+        check_half(Kind::F, t.stage, t.microbatch);
+        if (t.kind2 != Kind::B && t.kind2 != Kind::BW) {
+          add(fmt::format("{}: the second half of an FB must be B or BW", to_string(t)));
+          ok = false;
+        } else {
+          check_half(t.kind2, t.stage2, t.microbatch2);
+        }
+      } else {
+        check_half(t.kind, t.stage, t.microbatch);
+      }
+      if (!ok) continue;
+      cell_ok[d][i] = true;
+      const bool is_bw = t.kind == Kind::BW || (t.kind == Kind::FB && t.kind2 == Kind::BW);
+      for_each_product(t, [&](const Part& q) {
+        const auto qi = part_index(q, S);
+        if (made_at[qi].index >= 0) {
+          const Slot first = made_at[qi];
+          add(fmt::format("{}: duplicate of {} (already at device {}, position {})", to_string(t),
+                          part_name(q), first.device, first.index));
+          return;
+        }
+        made_at[qi] = at;
+        via_bw[qi] = (is_bw && q.kind != Kind::F) ? 1 : 0;
+      });
+    }
+  }
+
+  // Pass 2: every (stage, micro-batch) on its route needs F, B and W exactly once, with B and W
+  // either both from one BW or both separate.
+  for (int j = 0; j < s.microbatches; ++j) {
+    const auto& route = s.routes[ix(s.microbatch_route[ix(j)])];
+    for (int st : route) {
+      const Part f{Kind::F, st, j}, b{Kind::B, st, j}, w{Kind::W, st, j};
+      const Slot home{s.stage_device[ix(st)], -1};
+      for (const Part& q : {f, b, w})
+        if (made_at[part_index(q, S)].index < 0)
+          out.push_back(Violation{home, fmt::format("missing {} (device {})", part_name(q), home.device)});
+      const auto bi = part_index(b, S), wi = part_index(w, S);
+      if (made_at[bi].index >= 0 && made_at[wi].index >= 0 && via_bw[bi] != via_bw[wi]) {
+        const Slot at = via_bw[bi] ? made_at[wi] : made_at[bi];
+        out.push_back(Violation{
+            at, fmt::format("{}BW{} is fused, but {} is also scheduled on its own", st, j,
+                            via_bw[bi] ? part_name(w) : part_name(b))});
+      }
+    }
+  }
+
+  // Pass 3: on one device, a task must come after the prerequisites that device itself runs.
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    for (std::size_t i = 0; i < s.order[d].size(); ++i) {
+      if (!cell_ok[d][i]) continue;
+      const Task& t = s.order[d][i];
+      for_each_dependency(topo, t, [&](const Part& q) {
+        const Slot p = made_at[part_index(q, S)];
+        if (p.index < 0 || p.device != static_cast<int>(d)) return;
+        if (p.index >= static_cast<int>(i)) {
+          const bool self = p.index == static_cast<int>(i);
+          out.push_back(Violation{
+              Slot{static_cast<int>(d), static_cast<int>(i)},
+              self ? fmt::format("{}: needs {}, which it produces itself", to_string(t), part_name(q))
+                   : fmt::format("{}: runs before its prerequisite {} (position {} on device {})",
+                                 to_string(t), part_name(q), p.index, d)});
+        }
+      });
+    }
+  }
+  return out;
+}
+
+std::string format_violations(const Schedule& s, const std::vector<Violation>& violations,
+                              std::size_t limit) {
+  std::string msg = fmt::format("schedule '{}' is invalid: {} problem{}\n", s.name,
+                                violations.size(), violations.size() == 1 ? "" : "s");
+  std::vector<Slot> marks;
+  for (std::size_t k = 0; k < violations.size(); ++k) {
+    const auto& v = violations[k];
+    if (k < limit) {
+      if (v.at.index >= 0)
+        msg += fmt::format("  device {}, position {}: {}\n", v.at.device, v.at.index, v.what);
+      else
+        msg += fmt::format("  {}\n", v.what);
+    }
+    if (v.at.index >= 0 && marks.size() < limit) marks.push_back(v.at);
+  }
+  if (violations.size() > limit) msg += fmt::format("  ... and {} more\n", violations.size() - limit);
+  if (!s.order.empty() && s.order.size() <= 256) msg += format_grid(s, marks);
+  if (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  return msg;
+}
+
+void require_valid(const Schedule& schedule) {
+  const auto v = validate(schedule);
+  if (!v.empty()) throw ScheduleError(format_violations(schedule, v));
+}
+
+} // namespace ppsim
