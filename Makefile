@@ -10,7 +10,7 @@ ASAN := build/asan
 RELEASE := build/release
 PPSIM := $(BUILD)/ppsim
 
-.PHONY: all deps build run test test-unit test-asan bench clean
+.PHONY: all deps build run test test-unit test-asan bench clean check-baselines test-browser browser-deps
 
 all: build
 
@@ -31,10 +31,10 @@ build: deps
 run: build
 	@mkdir -p out
 	$(PPSIM) compare -s 1f1b,zb-h1,zb-h2 -p 4 -m 8 --costs-file data/costs/example-mlp.json \
-	  --trace out/trace.json
+	  --trace out/trace.json --html out/report.html
 	$(PPSIM) compare -s 1f1b,zb-h1,zb-h2 -p 4 -m 8 --costs-file data/costs/example-mlp.json \
 	  --json > out/metrics.json.tmp && mv out/metrics.json.tmp out/metrics.json
-	@echo "wrote out/trace-*.json (open in https://ui.perfetto.dev or chrome://tracing) and out/metrics.json"
+	@echo "wrote out/trace-*.json (open in https://ui.perfetto.dev or chrome://tracing), out/report.html and out/metrics.json"
 
 test-unit: build
 	cd $(BUILD) && ctest --no-tests=error --output-on-failure -j $(JOBS)
@@ -44,7 +44,20 @@ test-asan: deps
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --no-tests=error --output-on-failure -j $(JOBS)
 
-test: test-unit test-asan
+# CI regression of bubble metrics: every committed baseline must hold (exit 1 names the case).
+check-baselines: build
+	@for f in data/baselines/*.json; do echo "ppsim check --baseline $$f"; \
+	  out=$$($(PPSIM) check --baseline $$f) || { echo "$$out"; exit 1; }; done
+
+# The browser test needs Chromium; install it only when missing (a missing browser fails the test).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y chromium; }
+
+test-browser: build browser-deps
+	tests/browser/report_test.sh $(PPSIM)
+
+test: test-unit test-asan check-baselines test-browser
 
 bench: deps
 	cmake --preset release

@@ -1,6 +1,196 @@
-// Placeholder, replaced below.
+// run_cli: builds the command line, runs the chosen command, maps errors to exit codes.
 #include "cli/cli.hpp"
+
+#include "cli/commands.hpp"
+#include "sim/errors.hpp"
+#include "sim/schedule_io.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <new>
 #include <ostream>
+
 namespace ppsim {
-int run_cli(const std::vector<std::string>&, std::ostream&, std::ostream&) { return 0; }
+
+namespace cli {
+
+void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
+  cmd.add_option("-s,--schedule", o.schedules,
+                 "schedule name(s), comma-separated, or a schedule file (*.csv, *.json)")
+      ->required();
+  auto* p = cmd.add_option("-p,--stages", o.stages, "pipeline devices (ranks)");
+  auto* m = cmd.add_option("-m,--microbatches", o.microbatches, "micro-batches per iteration");
+  if (require_shape) {
+    p->required();
+    m->required();
+  }
+  cmd.add_option("-v,--chunks", o.chunks, "stages per device (interleaved); default per schedule");
+  cmd.add_option("--costs", o.costs,
+                 "costs per device-stage: F=1,B=1,W=1,BW=..,FB=..,comm=0 (ms),MB=1,MW=0.5 (M_B)");
+  cmd.add_option("--costs-file", o.costs_file, "a ppsim.costs/1 cost file (data/costs/*.json)");
+  cmd.add_option("--calibrate", o.calibrate,
+                 "calibrate on this CPU first: dim=..,tokens=..,blocks=..[,threads=..]");
+  cmd.add_option("--mem-limit", o.mem_limit,
+                 "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
 }
+
+CostSpec resolve_costs(const RunOptions& o) {
+  if (!o.costs_file.empty() && !o.calibrate.empty())
+    throw ConfigError("--costs-file and --calibrate: give one of them");
+  CostSpec spec;
+  if (!o.costs_file.empty()) spec = load_cost_file(o.costs_file);
+  if (!o.calibrate.empty()) spec = calibrated_costs(o.calibrate);
+  if (!o.costs.empty()) apply_costs(spec, o.costs);
+  return spec;
+}
+
+double resolve_mem_limit(const std::string& text, int devices, const CostSpec& costs) {
+  if (text.empty()) return -1;
+  const auto bad = [&](std::string_view why) {
+    return ConfigError(fmt::format("--mem-limit '{}': {} (use 2p, 1.5p, 12 or 3GiB)", text, why));
+  };
+  double value = 0;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  auto [rest, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc{} || rest == first) throw bad("expected a number");
+  if (!std::isfinite(value) || value <= 0) throw bad("must be a positive number");
+  const std::string unit(rest, last);
+  if (unit.empty()) return value;
+  if (unit == "p") return value * devices;
+  struct Unit {
+    const char* name;
+    double bytes;
+  };
+  static constexpr Unit units[] = {{"B", 1.0},          {"KB", 1e3},
+                                   {"MB", 1e6},         {"GB", 1e9},
+                                   {"KiB", 1024.0},     {"MiB", 1048576.0},
+                                   {"GiB", 1073741824.0}};
+  for (const Unit& u : units) {
+    if (unit != u.name) continue;
+    if (costs.memory_unit_bytes <= 0)
+      throw bad("a limit in bytes needs a cost file that knows bytes (memory_unit_bytes), e.g. "
+                "from `ppsim calibrate`");
+    return value * u.bytes / costs.memory_unit_bytes;
+  }
+  throw bad(fmt::format("unknown unit '{}'", unit));
+}
+
+Schedule resolve_schedule(const std::string& name, const RunOptions& o, const CostSpec& costs,
+                          double mem_limit) {
+  if (is_schedule_file(name)) return load_schedule_file(name);
+  if (o.stages == RunOptions::kNotGiven || o.microbatches == RunOptions::kNotGiven)
+    throw ConfigError(fmt::format("{}: needs -p STAGES and -m MICROBATCHES", name));
+  ScheduleSpec spec;
+  spec.devices = o.stages;
+  spec.microbatches = o.microbatches;
+  spec.chunks = o.chunks;
+  spec.mem_limit = mem_limit;
+  spec.costs = &costs;
+  return make_schedule(name, spec);
+}
+
+Run run_one(const std::string& name, const RunOptions& o, const CostSpec& costs) {
+  const bool file = is_schedule_file(name);
+  Schedule schedule = file ? load_schedule_file(name) : Schedule{};
+  const int devices = file ? schedule.devices : o.stages;
+  const double mem_limit = resolve_mem_limit(o.mem_limit, devices, costs);
+  if (!file) schedule = resolve_schedule(name, o, costs, mem_limit);
+  Run run = run_schedule(std::move(schedule), costs);
+  run.mem_limit = mem_limit;
+  if (mem_limit >= 0) {
+    for (const DeviceMetrics& d : run.metrics.per_device) {
+      if (d.peak_memory > mem_limit + 1e-9)
+        throw InfeasibleError(fmt::format(
+            "{}: device {} peaks at {:.4g} M_B, above --mem-limit {} ({:.4g} M_B)",
+            run.schedule.name, d.device, d.peak_memory, o.mem_limit, mem_limit));
+    }
+  }
+  return run;
+}
+
+std::vector<std::string> split_list(const std::string& text, std::string_view what) {
+  std::vector<std::string> items;
+  std::size_t pos = 0;
+  while (true) {
+    const auto comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item.empty()) throw ConfigError(fmt::format("{} '{}': empty item", what, text));
+    items.push_back(std::move(item));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return items;
+}
+
+std::string path_for(const std::string& path, const std::string& name, bool many) {
+  if (!many) return path;
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  std::string safe;
+  for (char c : name) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path + "-" + safe;
+  return path.substr(0, dot) + "-" + safe + path.substr(dot);
+}
+
+} // namespace cli
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"ppsim: pipeline-parallel training schedule simulator"};
+  app.name("ppsim");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ppsim 0.1.0");
+  cli::Io io{out, err};
+  cli::Action action;
+  cli::add_core_commands(app, io, action);
+  cli::add_calibrate_command(app, io, action);
+  cli::add_report_commands(app, io, action);
+  cli::add_schedule_commands(app, io, action);
+
+  std::string where = "ppsim";
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+      app.parse(reversed);
+    } catch (const CLI::CallForHelp&) {
+      const CLI::App* sub = app.get_subcommands().empty() ? &app : app.get_subcommands().front();
+      out << sub->help();
+      return kExitOk;
+    } catch (const CLI::CallForAllHelp&) {
+      out << app.help("", CLI::AppFormatMode::All);
+      return kExitOk;
+    } catch (const CLI::CallForVersion& e) {
+      out << e.what() << "\n";
+      return kExitOk;
+    } catch (const CLI::ParseError& e) {
+      const auto subs = app.get_subcommands();
+      const std::string cmd = subs.empty() ? "ppsim" : "ppsim " + subs.front()->get_name();
+      err << fmt::format("ppsim: error: {}: {}\nRun '{} --help' for usage.\n",
+                         subs.empty() ? "usage" : subs.front()->get_name(), e.what(), cmd);
+      return kExitUsage;
+    }
+    const auto subs = app.get_subcommands();
+    if (!subs.empty()) where = subs.front()->get_name();
+    if (!action) return kExitOk;
+    return action();
+  } catch (const ConfigError& e) {
+    err << fmt::format("ppsim: error: {}: {}\n", where, e.what());
+    return kExitBadInput;
+  } catch (const ScheduleError& e) {
+    err << fmt::format("ppsim: error: {}: {}\n", where, e.what());
+    return kExitInvalidSchedule;
+  } catch (const InfeasibleError& e) {
+    err << fmt::format("ppsim: error: {}: {}\n", where, e.what());
+    return kExitInfeasible;
+  } catch (const std::bad_alloc&) {
+    err << fmt::format("ppsim: error: {}: out of memory: the problem is too large\n", where);
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    err << fmt::format("ppsim: error: {}: internal error: {}\n", where, e.what());
+    return kExitBadInput;
+  }
+}
+
+} // namespace ppsim

@@ -50,6 +50,16 @@ struct ScheduleInfo {
 [[nodiscard]] Schedule make_1f1b(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_h1(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_h2(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_auto(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_1p(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_2p(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_v(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_v_half(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_v_min(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_interleaved_1f1b(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_looped_bfs(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_dualpipe(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_dualpipe_v(const ScheduleSpec& spec);
 
 /// Throws ConfigError `NAME: needs devices >= 1 (got devices=0)` style messages.
 void require_shape(std::string_view name, const ScheduleSpec& spec);

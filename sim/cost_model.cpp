@@ -2,6 +2,7 @@
 #include "sim/cost_model.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/json_reader.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -94,36 +95,7 @@ CostSpec parse_costs(std::string_view text) {
   return spec;
 }
 
-namespace {
-
-struct JsonReader {
-  std::string_view where;
-
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw ConfigError(fmt::format("{}: {}: {}", where, path.empty() ? "/" : path, what));
-  }
-  static std::string shown(const json& j) {
-    auto s = j.dump();
-    if (s.size() > 40) s = s.substr(0, 37) + "...";
-    return s;
-  }
-  double number(const json& j, const std::string& path) const {
-    if (!j.is_number()) fail(path, fmt::format("expected a number, got {}", shown(j)));
-    const double v = j.get<double>();
-    if (!std::isfinite(v) || v < 0) fail(path, fmt::format("expected a number >= 0, got {}", shown(j)));
-    return v;
-  }
-  Ticks ms(const json& j, const std::string& path) const {
-    const double v = number(j, path);
-    if (v > 1e12) fail(path, fmt::format("{} ms is too large", v));
-    return ms_to_ticks(v, path);
-  }
-  void object(const json& j, const std::string& path) const {
-    if (!j.is_object()) fail(path, fmt::format("expected an object, got {}", shown(j)));
-  }
-};
-
-} // namespace
+using detail::JsonReader;
 
 CostSpec parse_cost_json(std::string_view text, std::string_view where) {
   json doc;

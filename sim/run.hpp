@@ -20,6 +20,8 @@ struct Run {
   Metrics metrics;
   /// The run's parameters (schedule, devices, micro-batches, costs, ...) in display order.
   std::vector<std::pair<std::string, std::string>> parameters;
+  /// The activation memory limit it was generated or checked against, M_B units; < 0 = none.
+  double mem_limit{-1};
 };
 
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's

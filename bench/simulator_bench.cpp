@@ -1,0 +1,64 @@
+// Simulator throughput: tasks per second for ZB-H1 at p = 64, m = 4096 and p = 8, m = 64,
+// for the engine alone and for the whole `ppsim simulate` path (generate, validate, simulate,
+// measure, report) run in-process.
+#include "cli/cli.hpp"
+#include "schedules/registry.hpp"
+#include "sim/metrics.hpp"
+#include "sim/run.hpp"
+#include "sim/simulator.hpp"
+#include "sim/validate.hpp"
+
+#include <benchmark/benchmark.h>
+#include <sstream>
+
+using namespace ppsim;
+
+namespace {
+
+void BM_simulate(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const Schedule s = make_schedule("zb-h1", {.devices = p, .microbatches = m});
+  const CostModel c = cost_model_for(parse_costs("F=1,B=1,W=1,comm=0.01"), s);
+  for (auto _ : state) {
+    Timeline t = simulate(s, c);
+    benchmark::DoNotOptimize(t.runs.data());
+  }
+  state.counters["tasks"] = static_cast<double>(s.task_count());
+  state.counters["tasks_per_s"] = benchmark::Counter(
+      static_cast<double>(s.task_count()) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_simulate)->Args({8, 64})->Args({64, 4096})->Unit(benchmark::kMillisecond);
+
+void BM_generate_validate_simulate_measure(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const CostSpec costs = parse_costs("F=1,B=1,W=1,comm=0.01");
+  std::size_t tasks = 0;
+  for (auto _ : state) {
+    Run r = run_schedule(make_schedule("zb-h1", {.devices = p, .microbatches = m}), costs);
+    tasks = r.schedule.task_count();
+    benchmark::DoNotOptimize(r.metrics.cost);
+  }
+  state.counters["tasks_per_s"] = benchmark::Counter(
+      static_cast<double>(tasks) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_generate_validate_simulate_measure)
+    ->Args({8, 64})
+    ->Args({64, 4096})
+    ->Unit(benchmark::kMillisecond);
+
+void BM_cli_simulate_json(benchmark::State& state) {
+  const std::vector<std::string> args = {"simulate", "-s", "zb-h1", "-p", "64", "-m", "4096",
+                                         "--costs", "F=1,B=1,W=1,comm=0.01", "--json"};
+  for (auto _ : state) {
+    std::ostringstream out, err;
+    const int rc = run_cli(args, out, err);
+    if (rc != 0) state.SkipWithError("run_cli failed");
+  }
+  state.counters["tasks_per_s"] = benchmark::Counter(
+      64.0 * 4096 * 3 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_cli_simulate_json)->Unit(benchmark::kMillisecond);
+
+} // namespace

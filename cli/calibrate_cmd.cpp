@@ -1,0 +1,131 @@
+// `ppsim calibrate` (real GEMMs → a ppsim.costs/1 file) and the --calibrate option of simulate
+// and compare.
+//
+//   ppsim calibrate --dim 1024 --tokens 1024 --blocks 2 --stages 4 -o data/costs/mine.json
+//   ppsim compare -s 1f1b,zb-h1 -p 4 -m 8 --calibrate dim=1024,tokens=1024,blocks=2
+#include "cli/commands.hpp"
+#include "sim/atomic_file.hpp"
+#include "sim/calibrate/calibrate.hpp"
+#include "sim/errors.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+namespace ppsim::cli {
+
+namespace {
+
+struct CalibrateOptions {
+  std::string dim, tokens, blocks, blocks_per_stage, stages, threads{"1"}, repeats{"0"};
+  std::string dtype{"f32"}, comm, output;
+  bool json{false};
+};
+
+int parse_int(const std::string& text, std::string_view option) {
+  long long v = 0;
+  const char* last = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), last, v);
+  if (text.empty() || ec != std::errc{} || p != last)
+    throw ConfigError(fmt::format("{} '{}': expected an integer", option, text));
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    throw ConfigError(fmt::format("{} {}: out of range", option, text));
+  return static_cast<int>(v);
+}
+
+calibrate::CalibrationOptions to_options(const CalibrateOptions& o) {
+  calibrate::CalibrationOptions c;
+  c.dim = parse_int(o.dim, "--dim");
+  c.tokens = parse_int(o.tokens, "--tokens");
+  if (!o.blocks.empty() && !o.blocks_per_stage.empty())
+    throw ConfigError("--blocks and --blocks-per-stage: give one of them");
+  const std::string& list = o.blocks.empty() ? o.blocks_per_stage : o.blocks;
+  const std::string_view which = o.blocks.empty() ? "--blocks-per-stage" : "--blocks";
+  for (const auto& item : split_list(list, which)) c.blocks_per_stage.push_back(parse_int(item, which));
+  if (!o.stages.empty()) {
+    const int stages = parse_int(o.stages, "--stages");
+    if (stages < 1 || stages > 4096)
+      throw ConfigError(fmt::format("--stages {}: expected 1..4096", stages));
+    if (c.blocks_per_stage.size() == 1)
+      c.blocks_per_stage.assign(static_cast<std::size_t>(stages), c.blocks_per_stage.front());
+    else if (c.blocks_per_stage.size() != static_cast<std::size_t>(stages))
+      throw ConfigError(fmt::format("{} {} lists {} stages but --stages is {}", which, list,
+                                    c.blocks_per_stage.size(), stages));
+  }
+  c.threads = parse_int(o.threads, "--threads");
+  c.repeats = parse_int(o.repeats, "--repeats");
+  c.dtype = o.dtype;
+  if (!o.comm.empty()) {
+    double ms = 0;
+    const char* last = o.comm.data() + o.comm.size();
+    auto [p, ec] = std::from_chars(o.comm.data(), last, ms);
+    if (ec != std::errc{} || p != last || !std::isfinite(ms) || ms < 0)
+      throw ConfigError(fmt::format("--comm '{}': expected a time >= 0 in ms", o.comm));
+    c.comm_ms = ms;
+  }
+  calibrate::validate_options(c);
+  return c;
+}
+
+} // namespace
+
+CostSpec calibrated_costs(const std::string& spec_text) {
+  return calibrate::to_cost_spec(
+      calibrate::run_calibration(calibrate::parse_calibration_spec(spec_text)));
+}
+
+void add_calibrate_command(CLI::App& app, Io io, Action& action) {
+  auto o = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand(
+      "calibrate", "time the zero-bubble MLP's F, B and W with real oneDNN GEMMs on this CPU and "
+                   "write a cost file (ppsim.costs/1)");
+  cmd->add_option("--dim", o->dim, "model width D (blocks are Linear(D, 4D), Linear(4D, D))")
+      ->type_name("INT")
+      ->required();
+  cmd->add_option("--tokens", o->tokens, "rows of a micro-batch (micro-batch size x sequence length)")
+      ->type_name("INT")
+      ->required();
+  auto* blocks = cmd->add_option_group("blocks", "give exactly one of");
+  blocks->add_option("--blocks", o->blocks,
+                     "MLP blocks per stage, or a list with one count per stage (3,2,2,3)")
+      ->type_name("N|LIST");
+  blocks->add_option("--blocks-per-stage", o->blocks_per_stage,
+                     "one block count per stage, e.g. 3,2,2,3")
+      ->type_name("LIST");
+  blocks->require_option(1);
+  cmd->add_option("--stages", o->stages, "pipeline stages (repeats a single --blocks count)")
+      ->type_name("INT");
+  cmd->add_option("--threads", o->threads, "GEMM threads (default 1: one core per device)")
+      ->type_name("INT");
+  cmd->add_option("--repeats", o->repeats, "timed runs per kind (default: enough for a stable median)")
+      ->type_name("INT");
+  cmd->add_option("--dtype", o->dtype, "f32 (default) or bf16 (needs AVX-512 BF16 or AMX)")
+      ->type_name("f32|bf16");
+  cmd->add_option("--comm", o->comm,
+                  "per-edge comm in ms, instead of the memcpy estimate of this machine")
+      ->type_name("MS");
+  cmd->add_option("-o,--output", o->output, "write the cost file (atomically)")
+      ->type_name("FILE");
+  cmd->add_flag("--json", o->json, "print the cost file to stdout instead of the summary");
+  cmd->callback([io, &action, o] {
+    action = [io, o] {
+      const auto result = calibrate::run_calibration(to_options(*o));
+      const std::string doc = calibrate::cost_file_json(result);
+      if (!o->output.empty())
+        write_file_atomically(o->output, [&](std::ostream& f) { f << doc; });
+      if (o->json) {
+        io.out << doc;
+      } else {
+        io.out << calibrate::calibration_summary(result);
+        if (!o->output.empty()) io.out << fmt::format("wrote {}\n", o->output);
+      }
+      return 0;
+    };
+  });
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,76 @@
+// Shared plumbing of the ppsim subcommands (private to cli/): options, resolution of schedules,
+// costs and memory limits, and the registration functions of each command file.
+#pragma once
+
+#include "schedules/registry.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/run.hpp"
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace ppsim::cli {
+
+/// Where a command writes.
+struct Io {
+  std::ostream& out;
+  std::ostream& err;
+};
+
+/// What the chosen subcommand does once parsing succeeded; returns the exit code. Errors are
+/// thrown (ppsim::Error subclasses) and mapped to exit codes by run_cli.
+using Action = std::function<int()>;
+
+/// The options every schedule-running command shares (-s -p -m -v --costs --costs-file
+/// --calibrate --mem-limit).
+struct RunOptions {
+  std::string schedules;  ///< a name, a comma list of names, or a schedule file
+  static constexpr int kNotGiven = -2147483647 - 1;
+  int stages{kNotGiven};
+  int microbatches{kNotGiven};
+  int chunks{0};
+  std::string costs;
+  std::string costs_file;
+  std::string calibrate;
+  std::string mem_limit;
+};
+
+/// Adds the shared options to `cmd`. With `require_shape` false, -p and -m may be omitted (for a
+/// schedule file, which carries its own shape).
+void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = true);
+
+/// The cost spec: the cost file (or a calibration) first, then --costs overrides on top.
+[[nodiscard]] CostSpec resolve_costs(const RunOptions& options);
+
+/// Runs a calibration (`dim=..,tokens=..,blocks=..`) and returns its costs (--calibrate).
+[[nodiscard]] CostSpec calibrated_costs(const std::string& spec_text);
+
+/// --mem-limit in M_B units: `Kp` = K*p, a bare number, or bytes (`3GiB`, `512MiB`, `100MB`,
+/// needs memory_unit_bytes from a calibrated cost file). Empty text gives -1 (no limit).
+[[nodiscard]] double resolve_mem_limit(const std::string& text, int devices, const CostSpec& costs);
+
+/// A schedule by name (through the registry) or from a `.csv` / `.json` file.
+[[nodiscard]] Schedule resolve_schedule(const std::string& name_or_file, const RunOptions& options,
+                                        const CostSpec& costs, double mem_limit);
+
+/// Builds (or loads) and simulates one schedule under --mem-limit (resolved against the
+/// schedule's own device count); InfeasibleError names the device and its peak when the
+/// schedule exceeds the limit.
+[[nodiscard]] Run run_one(const std::string& name_or_file, const RunOptions& options,
+                          const CostSpec& costs);
+
+/// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
+[[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);
+
+/// `out/trace.json` for schedule `zb-h1` among several -> `out/trace-zb-h1.json`.
+[[nodiscard]] std::string path_for(const std::string& path, const std::string& name, bool many);
+
+// Registration of the command files (each defines one of these).
+void add_core_commands(CLI::App& app, Io io, Action& action);  // list, simulate, compare
+void add_calibrate_command(CLI::App& app, Io io, Action& action);  // calibrate_cmd.cpp
+void add_report_commands(CLI::App& app, Io io, Action& action);  // report_cmds.cpp: sweep, check
+void add_schedule_commands(CLI::App& app, Io io, Action& action);  // schedule_cmds.cpp: validate, export
+}  // namespace ppsim::cli

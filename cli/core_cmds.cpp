@@ -1,0 +1,157 @@
+// `ppsim list`, `ppsim simulate` and `ppsim compare`.
+#include "cli/commands.hpp"
+#include "sim/atomic_file.hpp"
+#include "sim/errors.hpp"
+#include "sim/task_graph.hpp"
+#include "viz/ascii.hpp"
+#include "viz/chrome_trace.hpp"
+#include "viz/html_report.hpp"
+#include "viz/metrics_json.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <memory>
+#include <ostream>
+
+namespace ppsim::cli {
+
+namespace {
+
+struct SimulateOptions {
+  RunOptions run;
+  std::string trace;
+  bool ascii{false};
+  bool json{false};
+  bool critical{false};
+  int ascii_width{0};
+  std::string html;
+};
+
+void add_output_options(CLI::App& cmd, SimulateOptions& o) {
+  cmd.add_option("--trace", o.trace,
+                 "write a Chrome trace (Perfetto / chrome://tracing); with several schedules, "
+                 "FILE-<schedule>.json each");
+  cmd.add_flag("--ascii", o.ascii, "print the timeline as an ASCII grid");
+  cmd.add_option("--ascii-width", o.ascii_width, "columns of the ASCII grid (default automatic)");
+  cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)");
+}
+
+// Runs every schedule of the option list; writes traces; returns the runs.
+std::vector<Run> run_all(const SimulateOptions& o, bool allow_many) {
+  const CostSpec costs = resolve_costs(o.run);
+  const auto names = split_list(o.run.schedules, "--schedule");
+  if (!allow_many && names.size() > 1)
+    throw ConfigError(fmt::format("--schedule '{}': simulate takes one schedule; use compare",
+                                  o.run.schedules));
+  std::vector<Run> runs;
+  runs.reserve(names.size());
+  for (const auto& name : names) runs.push_back(run_one(name, o.run, costs));
+  if (!o.trace.empty())
+    for (const Run& r : runs)
+      write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),
+                            [&](std::ostream& f) { write_chrome_trace(f, r); });
+  return runs;
+}
+
+} // namespace
+
+void add_core_commands(CLI::App& app, Io io, Action& action) {
+  // list
+  auto* list = app.add_subcommand("list", "list the schedules, their constraints and references");
+  auto list_json = std::make_shared<bool>(false);
+  list->add_flag("--json", *list_json, "print as JSON");
+  list->callback([io, &action, list_json] {
+    action = [io, list_json] {
+      if (*list_json) {
+        nlohmann::ordered_json all = nlohmann::ordered_json::array();
+        for (const auto& s : schedule_registry()) {
+          nlohmann::ordered_json e;
+          e["name"] = s.name;
+          e["aliases"] = s.aliases;
+          e["constraint"] = s.constraint;
+          e["description"] = s.description;
+          e["reference"] = s.reference;
+          all.push_back(std::move(e));
+        }
+        io.out << all.dump(2) << "\n";
+        return 0;
+      }
+      for (const auto& s : schedule_registry()) {
+        std::string name(s.name);
+        for (auto a : s.aliases) name += fmt::format(" ({})", a);
+        io.out << fmt::format("{}\n    {}\n    constraint: {}\n    reference: {}\n", name,
+                              s.description, s.constraint, s.reference);
+      }
+      io.out << "\nA schedule file (*.csv in PyTorch's format, *.json in ppsim's) is accepted "
+                "wherever a name is.\n";
+      return 0;
+    };
+  });
+
+  // simulate
+  auto sim_opts = std::make_shared<SimulateOptions>();
+  auto* sim = app.add_subcommand("simulate", "simulate one schedule and report its metrics");
+  add_run_options(*sim, sim_opts->run, false);
+  add_output_options(*sim, *sim_opts);
+  sim->add_flag("--critical-path", sim_opts->critical,
+                "print the chain of tasks that sets the makespan (text output)");
+  sim->callback([io, &action, sim_opts] {
+    action = [io, sim_opts] {
+      const auto runs = run_all(*sim_opts, false);
+      const Run& r = runs.front();
+      if (sim_opts->ascii) {
+        write_ascii(io.out, r, AsciiOptions{sim_opts->ascii_width});
+        io.out << "\n";
+      }
+      if (sim_opts->json) io.out << metrics_json(r) << "\n";
+      else write_run_report(io.out, r);
+      if (sim_opts->critical) {
+        // The chain of tasks (and messages) that sets the makespan, from the task graph.
+        const CriticalPath cp = critical_path(r.schedule, r.costs);
+        constexpr std::size_t kShown = 64;
+        io.out << fmt::format("\ncritical path: {} tasks, {} ms\n ", cp.tasks.size(),
+                              format_ms(cp.length));
+        for (std::size_t i = 0; i < cp.tasks.size(); ++i) {
+          if (cp.tasks.size() > kShown && i == kShown / 2) {
+            io.out << fmt::format(" ... ({} more)", cp.tasks.size() - kShown);
+            i = cp.tasks.size() - kShown / 2;
+          }
+          const Slot& at = cp.tasks[i];
+          io.out << fmt::format(" {}@d{}", to_string(r.schedule.order[static_cast<std::size_t>(
+                                               at.device)][static_cast<std::size_t>(at.index)]),
+                                at.device);
+        }
+        io.out << "\n";
+      }
+      return 0;
+    };
+  });
+
+  // compare
+  auto cmp_opts = std::make_shared<SimulateOptions>();
+  auto* cmp = app.add_subcommand("compare", "simulate several schedules on the same model");
+  add_run_options(*cmp, cmp_opts->run, false);
+  add_output_options(*cmp, *cmp_opts);
+  cmp->add_option("--html", cmp_opts->html,
+                  "write a self-contained HTML report (timelines, metrics, charts) to FILE");
+  cmp->callback([io, &action, cmp_opts] {
+    action = [io, cmp_opts] {
+      const auto runs = run_all(*cmp_opts, true);
+      if (!cmp_opts->html.empty())
+        write_file_atomically(cmp_opts->html, [&](std::ostream& f) {
+          write_html_report(f, runs, {.title = "ppsim compare"});
+        });
+      if (cmp_opts->ascii)
+        for (const Run& r : runs) {
+          io.out << r.schedule.name << ":\n";
+          write_ascii(io.out, r, AsciiOptions{cmp_opts->ascii_width});
+          io.out << "\n";
+        }
+      if (cmp_opts->json) io.out << metrics_json_array(runs) << "\n";
+      else write_compare_table(io.out, runs);
+      return 0;
+    };
+  });
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,296 @@
+// `ppsim sweep` (metrics over a grid of shapes) and `ppsim check` (CI regression of bubble
+// metrics against a committed baseline).
+//
+//   ppsim sweep -s 1f1b,zb-h1,zb-h2 -p 4 -m 8,16,32,64 --csv
+//   ppsim check --baseline data/baselines/known-answers.json
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "sim/atomic_file.hpp"
+#include "sim/baseline.hpp"
+#include "sim/errors.hpp"
+#include "sim/schedule_io.hpp"
+#include "viz/json_text.hpp"
+#include "viz/sweep.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <memory>
+#include <ostream>
+
+namespace ppsim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<int> int_list(const std::string& text, std::string_view what) {
+  std::vector<int> values;
+  for (const std::string& item : split_list(text, what)) {
+    int v = 0;
+    const auto [rest, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc{} || rest != item.data() + item.size())
+      throw ConfigError(fmt::format("{} '{}': '{}' is not an integer", what, text, item));
+    values.push_back(v);
+  }
+  return values;
+}
+
+// An unknown schedule name is a mistake on the command line, not a point that "did not run".
+void require_known_schedule(const std::string& name, std::string_view where) {
+  if (!is_schedule_file(name) && find_schedule(name) == nullptr)
+    throw ConfigError(fmt::format("{}unknown schedule '{}' (valid: {})", where, name,
+                                  schedule_names()));
+}
+
+// ------------------------------------------------------------------------------------------
+// sweep
+
+struct SweepOptions {
+  std::string schedules;
+  std::string stages;
+  std::string microbatches;
+  std::string chunks;
+  std::string mem_limits;
+  RunOptions run;  // costs, cost file, calibration
+  bool csv{false};
+  bool json{false};
+  std::string html;
+};
+
+int run_sweep(const SweepOptions& o, Io io) {
+  SweepGrid grid;
+  grid.schedules = split_list(o.schedules, "--schedule");
+  grid.stages = int_list(o.stages, "--stages");
+  grid.microbatches = int_list(o.microbatches, "--microbatches");
+  if (!o.chunks.empty()) grid.chunks = int_list(o.chunks, "--chunks");
+  if (!o.mem_limits.empty()) grid.mem_limits = split_list(o.mem_limits, "--mem-limit");
+  for (const auto& name : grid.schedules) require_known_schedule(name, "--schedule: ");
+  const CostSpec costs = resolve_costs(o.run);
+  // A malformed limit is wrong for every point: say so once instead of on each row.
+  for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, costs);
+
+  std::vector<SweepPoint> points = expand_sweep_grid(grid);
+  for (SweepPoint& pt : points) {
+    RunOptions ro = o.run;
+    ro.schedules = pt.schedule;
+    ro.stages = pt.stages;
+    ro.microbatches = pt.microbatches;
+    ro.chunks = pt.chunks;
+    ro.mem_limit = pt.mem_limit;
+    try {
+      const Run r = run_one(pt.schedule, ro, costs);
+      const Metrics& m = r.metrics;
+      pt.run_chunks = r.schedule.chunks();
+      pt.tasks = r.schedule.task_count();
+      pt.makespan_ms = ticks_to_ms(m.makespan);
+      pt.cost_ms = ticks_to_ms(m.cost);
+      pt.ideal_ms = ticks_to_ms(m.ideal);
+      pt.bubble_rate = m.bubble_rate;
+      pt.bubble_over_ideal = m.bubble_over_ideal;
+      pt.peak_memory = m.peak_memory;
+      pt.mem_limit_mb = r.mem_limit;
+    } catch (const InfeasibleError& e) {
+      pt.status = "infeasible";
+      pt.reason = e.what();
+    } catch (const ScheduleError& e) {
+      pt.status = "invalid";
+      pt.reason = e.what();
+    } catch (const ConfigError& e) {
+      pt.status = "rejected";
+      pt.reason = e.what();
+    }
+  }
+  if (!o.html.empty())
+    write_file_atomically(o.html, [&](std::ostream& f) {
+      write_sweep_html(f, points, costs.source);
+    });
+  if (o.json) io.out << sweep_json(points) << "\n";
+  else if (o.csv) write_sweep_csv(io.out, points);
+  else write_sweep_table(io.out, points);
+  return kExitOk;
+}
+
+// ------------------------------------------------------------------------------------------
+// check
+
+struct CheckOptions {
+  std::string baseline;
+  double tolerance{-1};
+  bool tolerance_given{false};
+  bool update{false};
+  bool allow_improvements{false};
+};
+
+// A path of the baseline file, relative to the file's folder.
+std::string beside(const std::string& baseline, const std::string& path) {
+  const fs::path p(path);
+  if (p.is_absolute()) return path;
+  return (fs::path(baseline).parent_path() / p).lexically_normal().string();
+}
+
+Run run_case(const std::string& file, const BaselineCase& c) {
+  RunOptions o;
+  const std::string schedule = is_schedule_file(c.schedule) ? beside(file, c.schedule) : c.schedule;
+  o.schedules = schedule;
+  if (c.stages > 0) o.stages = c.stages;
+  if (c.microbatches > 0) o.microbatches = c.microbatches;
+  o.chunks = c.chunks;
+  o.costs = c.costs;
+  if (!c.costs_file.empty()) o.costs_file = beside(file, c.costs_file);
+  o.mem_limit = c.mem_limit;
+  // Errors keep their type (and so their exit code) and gain the case's name.
+  const auto where = [&](const std::exception& e) {
+    return fmt::format("{}: case '{}': {}", file, c.name, e.what());
+  };
+  try {
+    const CostSpec costs = resolve_costs(o);
+    return run_one(schedule, o, costs);
+  } catch (const ConfigError& e) {
+    throw ConfigError(where(e));
+  } catch (const ScheduleError& e) {
+    throw ScheduleError(where(e));
+  } catch (const InfeasibleError& e) {
+    throw InfeasibleError(where(e));
+  }
+}
+
+std::string diff_text(double expected, double got) {
+  const double d = got - expected;
+  if (d == 0) return "0";
+  std::string s = fmt::format("{:+.3g}", d);
+  if (expected != 0) s += fmt::format(" ({:+.3g}%)", 100 * d / std::abs(expected));
+  return s;
+}
+
+int run_check(const CheckOptions& o, Io io) {
+  if (o.tolerance_given && (!std::isfinite(o.tolerance) || o.tolerance < 0))
+    throw ConfigError(fmt::format("--tolerance {}: must be a finite number >= 0", o.tolerance));
+  Baseline baseline = load_baseline_file(o.baseline, !o.update);
+  for (std::size_t i = 0; i < baseline.cases.size(); ++i)
+    require_known_schedule(baseline.cases[i].schedule,
+                           fmt::format("{}: /cases/{}/schedule: ", o.baseline, i));
+  const double tol = o.tolerance_given         ? o.tolerance
+                     : baseline.tolerance >= 0 ? baseline.tolerance
+                                               : default_baseline_tolerance;
+
+  std::size_t name_w = 4;
+  for (const BaselineCase& c : baseline.cases) name_w = std::max(name_w, c.name.size());
+  const std::string row = fmt::format("{{:<{}}}  {{:<12}} {{:>22}} {{:>22}}  {{:<20}} {{}}\n",
+                                      name_w);
+  io.out << fmt::format(fmt::runtime(row), "case", "metric", "expected", "got", "diff", "status");
+
+  std::vector<std::string> worse, better;
+  std::size_t changed_cases = 0, metrics = 0;
+  for (BaselineCase& c : baseline.cases) {
+    const Run run = run_case(o.baseline, c);
+    std::vector<std::pair<std::string, double>> got;
+    for (const std::string& name : baseline_metric_names())
+      got.emplace_back(name, baseline_metric(run.metrics, name));
+    bool case_changed = false;
+    std::string worse_text, better_text;
+    for (const auto& [metric, value] : got) {
+      const double* expected = nullptr;
+      for (const auto& e : c.expected)
+        if (e.first == metric) expected = &e.second;
+      if (expected == nullptr) {
+        if (o.update)
+          io.out << fmt::format(fmt::runtime(row), c.name, metric, "-", json_number(value), "",
+                                "new");
+        continue;
+      }
+      ++metrics;
+      const Change change = compare_metric(*expected, value, tol);
+      std::string status = "ok";
+      if (change != Change::same) {
+        case_changed = true;
+        const std::string what = fmt::format("{} {} -> {}", metric, json_number(*expected),
+                                             json_number(value));
+        std::string& list = change == Change::worse ? worse_text : better_text;
+        list += (list.empty() ? "" : ", ") + what;
+        status = o.update ? "updated" : change == Change::worse ? "WORSE" : "BETTER";
+      }
+      io.out << fmt::format(fmt::runtime(row), c.name, metric, json_number(*expected),
+                            json_number(value), diff_text(*expected, value), status);
+    }
+    if (case_changed) ++changed_cases;
+    if (!worse_text.empty()) worse.push_back(fmt::format("'{}': {}", c.name, worse_text));
+    if (!better_text.empty()) better.push_back(fmt::format("'{}': {}", c.name, better_text));
+    if (o.update) c.expected = std::move(got);
+  }
+
+  if (o.update) {
+    write_file_atomically(o.baseline, [&](std::ostream& f) { f << baseline_json(baseline); });
+    io.out << fmt::format("updated {}: {} cases, {} changed\n", o.baseline, baseline.cases.size(),
+                          changed_cases);
+    return kExitOk;
+  }
+  io.out << fmt::format("{}: {} cases, {} metrics, tolerance {} (relative to max(|expected|, 1)): "
+                        "{}\n",
+                        o.baseline, baseline.cases.size(), metrics, tol,
+                        changed_cases == 0 ? "all within tolerance"
+                                           : fmt::format("{} cases changed", changed_cases));
+  for (const auto& w : worse) io.err << "ppsim: error: check: regression in case " << w << "\n";
+  for (const auto& b : better)
+    io.err << (o.allow_improvements ? "ppsim: warning: check: improvement in case "
+                                    : "ppsim: error: check: changed (better) in case ")
+           << b << "\n";
+  if (!better.empty())
+    io.err << fmt::format("re-approve with `ppsim check --baseline {} --update` and review the "
+                          "diff{}\n",
+                          o.baseline,
+                          o.allow_improvements ? "" : " (or pass --allow-improvements)");
+  if (!worse.empty() || (!better.empty() && !o.allow_improvements)) return kExitRegression;
+  return kExitOk;
+}
+
+} // namespace
+
+void add_report_commands(CLI::App& app, Io io, Action& action) {
+  // sweep
+  auto so = std::make_shared<SweepOptions>();
+  auto* sweep = app.add_subcommand(
+      "sweep", "bubble rate, cost and peak memory over a grid of shapes and memory limits");
+  sweep->add_option("-s,--schedule", so->schedules, "schedule names (or files), comma-separated")
+      ->required();
+  sweep->add_option("-p,--stages", so->stages, "pipeline devices, comma-separated: 4,8")
+      ->required();
+  sweep->add_option("-m,--microbatches", so->microbatches,
+                    "micro-batches, comma-separated: 8,16,32,64")
+      ->required();
+  sweep->add_option("-v,--chunks", so->chunks, "stages per device, comma-separated (default per "
+                                               "schedule)");
+  sweep->add_option("--mem-limit", so->mem_limits,
+                    "memory limits, comma-separated: 1p,1.5p,2p (K*p*M_B), 12 (M_B) or 3GiB");
+  sweep->add_option("--costs", so->run.costs,
+                    "costs per device-stage: F=1,B=1,W=1,BW=..,FB=..,comm=0 (ms),MB=1,MW=0.5");
+  sweep->add_option("--costs-file", so->run.costs_file, "a ppsim.costs/1 cost file");
+  sweep->add_option("--calibrate", so->run.calibrate,
+                    "calibrate on this CPU first: dim=..,tokens=..,blocks=..[,threads=..]");
+  auto* csv = sweep->add_flag("--csv", so->csv, "print CSV (one row per point) instead of a table");
+  auto* json = sweep->add_flag("--json", so->json, "print JSON (schema ppsim.sweep/1)");
+  csv->excludes(json);
+  sweep->add_option("--html", so->html,
+                    "write an HTML page with bubble-vs-m and bubble-vs-memory curves to FILE");
+  sweep->callback([io, &action, so] { action = [io, so] { return run_sweep(*so, io); }; });
+
+  // check
+  auto co = std::make_shared<CheckOptions>();
+  auto* check = app.add_subcommand(
+      "check", "re-simulate the cases of a baseline file and fail (exit 1) on any change");
+  check->add_option("--baseline", co->baseline, "a ppsim.baseline/1 file (data/baselines/*.json)")
+      ->required();
+  auto* tolerance = check->add_option("--tolerance", co->tolerance,
+                                      "relative tolerance (default: the file's, else 1e-9)");
+  check->add_flag("--update", co->update,
+                  "re-simulate and rewrite the expected metrics (atomically)");
+  check->add_flag("--allow-improvements", co->allow_improvements,
+                  "let metrics that got better pass (with a warning)");
+  check->callback([io, &action, co, tolerance] {
+    co->tolerance_given = tolerance->count() > 0;
+    action = [io, co] { return run_check(*co, io); };
+  });
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,131 @@
+// Looped schedules on Megatron's loop placement: interleaved 1F1B and breadth-first looped.
+#include "schedules/one_f_one_b.hpp"
+#include "schedules/registry.hpp"
+#include "sim/errors.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ppsim {
+
+namespace {
+
+std::size_t at(int i) { return static_cast<std::size_t>(i); }
+
+// The chunks v of a looped schedule (0 = the default 2), checked, with the size of the result.
+int looped_chunks(std::string_view name, const ScheduleSpec& spec) {
+  const int v = spec.chunks == 0 ? 2 : spec.chunks;
+  if (v < 1 || v > 64)
+    throw ConfigError(
+        fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
+  if (static_cast<long long>(v) * spec.devices * spec.microbatches > 50'000'000LL)
+    throw ConfigError(fmt::format("{}: stages={} x chunks={} x microbatches={} is too large to "
+                                  "simulate",
+                                  name, spec.devices, v, spec.microbatches));
+  return v;
+}
+
+void require_groups_of_p(std::string_view name, const ScheduleSpec& spec, int v) {
+  if (spec.microbatches % spec.devices != 0)
+    throw ConfigError(fmt::format("{}: needs microbatches % stages == 0 (got microbatches={}, "
+                                  "stages={}, chunks={})",
+                                  name, spec.microbatches, spec.devices, v));
+}
+
+// Per device, the stages it holds in the order the route meets them: [d][c] is chunk c of d.
+std::vector<std::vector<int>> stages_by_chunk(const Schedule& s) {
+  const Topology topo(s);
+  std::vector<std::vector<int>> out(at(s.devices));
+  for (int stage : s.routes.front()) out[at(topo.device_of(stage))].push_back(stage);
+  return out;
+}
+
+} // namespace
+
+// Interleaved 1F1B (Megatron-LM's virtual pipeline; Narayanan et al., SC 2021, fig. 4),
+// p = 4, v = 2, m = 8, loop placement (device d holds stages d and 4+d). Megatron walks
+// "virtual micro-batches" k = 0..v*m-1 in groups of p per chunk: k -> chunk (k mod pv) / p and
+// micro-batch (k / pv) * p + k mod p; backwards walk the chunks in reverse. Compact form (4BW2 =
+// fused backward of stage 4, micro-batch 2):
+//   d0: 0F0 0F1 0F2 0F3 4F0 4F1 4F2 4F3 0F4 0F5 0F6 4BW0 0F7 4BW1 4F4 4BW2 ...
+//   d3: 3F0 3F1 3F2 3F3 7F0 7BW0 7F1 7BW1 7F2 7BW2 7F3 7BW3 3F4 3BW0 ...
+// Warm-up 2(p-1-d) + (v-1)p forwards (10/8/6/4), clamped to v*m; then one F one BW; then the
+// cool-down BWs. Bubble (p-1)(F+BW)/v, exactly so at comm 0 with equal stages: the chunks cut
+// 1F1B's bubble by v, at v times the messages.
+// NOTE: with one chunk Megatron runs its non-interleaved 1F1B; so do we (and then m % p is not
+// needed). Some Megatron-LM versions run m == p as all forwards then all backwards; we keep the
+// clamped formula for every m, so at m == p the later devices still alternate F and BW.
+Schedule make_interleaved_1f1b(const ScheduleSpec& spec) {
+  constexpr std::string_view name = "interleaved-1f1b";
+  require_shape(name, spec);
+  const int v = looped_chunks(name, spec);
+  const int p = spec.devices, m = spec.microbatches;
+  if (v == 1)
+    return build_1f1b_family(std::string(name), p, m,
+                             {.warmup = [](int pp, int d) { return pp - d; },
+                              .w_delay = [](int, int) { return 0; },
+                              .split = false});
+  require_groups_of_p(name, spec, v);
+
+  Schedule s = make_pipeline(std::string(name), p, m, loop_placement(p, v));
+  const auto chunk_stage = stages_by_chunk(s);
+  const int total = v * m;  // virtual micro-batches per device
+  for (int d = 0; d < p; ++d) {
+    auto& out = s.order[at(d)];
+    out.reserve(at(2 * total));
+    // Megatron's get_model_chunk_id, and the micro-batch that chunk is at.
+    auto task = [&](Kind kind, int k) {
+      const int in_group = k % (p * v);
+      int chunk = in_group / p;
+      if (kind != Kind::F) chunk = v - 1 - chunk;
+      const int mb = (k / (p * v)) * p + in_group % p;
+      return Task::make(kind, chunk_stage[at(d)][at(chunk)], mb);
+    };
+    const int warmup = std::min(2 * (p - 1 - d) + (v - 1) * p, total);
+    // warm-up: forwards only
+    for (int k = 0; k < warmup; ++k) out.push_back(task(Kind::F, k));
+    // steady: one F, one BW
+    for (int k = 0; k < total - warmup; ++k) {
+      out.push_back(task(Kind::F, warmup + k));
+      out.push_back(task(Kind::BW, k));
+    }
+    // cool-down: the backwards still owed
+    for (int k = total - warmup; k < total; ++k) out.push_back(task(Kind::BW, k));
+  }
+  return s;
+}
+
+// Breadth-first looped (Lamy-Poirier, Breadth-First Pipeline Parallelism, MLSys 2023),
+// p = 4, v = 2, m = 4, loop placement: every micro-batch through chunk 0, then chunk 1, ...;
+// the backwards in reverse, last chunk first:
+//   d0: 0F0 0F1 0F2 0F3 4F0 4F1 4F2 4F3 4BW0 4BW1 4BW2 4BW3 0BW0 0BW1 0BW2 0BW3
+//   d1: 1F0 1F1 1F2 1F3 5F0 5F1 5F2 5F3 5BW0 5BW1 5BW2 5BW3 1BW0 1BW1 1BW2 1BW3
+// With m >= p a chunk's micro-batches cover the p-step trip around the loop, so the only
+// bubbles are the fill and the drain: (p-1)(F+BW)/v, as interleaved 1F1B. Memory is GPipe's:
+// every device holds all v*m chunk activations (m M_B) at the turn from forwards to backwards.
+// The schedule exists for what it does to data parallelism: each chunk's gradients are final
+// early and a whole chunk's all-reduce overlaps the remaining backwards.
+Schedule make_looped_bfs(const ScheduleSpec& spec) {
+  constexpr std::string_view name = "looped-bfs";
+  require_shape(name, spec);
+  const int v = looped_chunks(name, spec);
+  const int p = spec.devices, m = spec.microbatches;
+  require_groups_of_p(name, spec, v);
+
+  Schedule s = make_pipeline(std::string(name), p, m, loop_placement(p, v));
+  const auto chunk_stage = stages_by_chunk(s);
+  for (int d = 0; d < p; ++d) {
+    auto& out = s.order[at(d)];
+    out.reserve(at(2 * v * m));
+    // forward: breadth first, chunk by chunk
+    for (int c = 0; c < v; ++c)
+      for (int j = 0; j < m; ++j) out.push_back(Task::make(Kind::F, chunk_stage[at(d)][at(c)], j));
+    // backward: breadth first, last chunk first
+    for (int c = v - 1; c >= 0; --c)
+      for (int j = 0; j < m; ++j)
+        out.push_back(Task::make(Kind::BW, chunk_stage[at(d)][at(c)], j));
+  }
+  return s;
+}
+
+} // namespace ppsim

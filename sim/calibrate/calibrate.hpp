@@ -1,0 +1,149 @@
+// Calibration: time the seed's MLP with real GEMMs on this CPU and turn it into a cost file.
+#pragma once
+
+#include "sim/calibrate/mlp.hpp"
+#include "sim/cost_model.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim::calibrate {
+
+/// The largest buffer total a calibration allocates; larger requests fail before allocating.
+inline constexpr double kMaxCalibrationBytes = 8.0 * 1024 * 1024 * 1024;
+
+/// What to calibrate: the MLP of each stage and how to time it.
+struct CalibrationOptions {
+  int dim{0};
+  int tokens{0};                      ///< rows of a micro-batch (micro-batch size × sequence length)
+  std::vector<int> blocks_per_stage;  ///< MLP blocks of each stage (one entry per stage)
+  int threads{1};                     ///< GEMM threads: 1 = one core per simulated device
+  int repeats{0};                     ///< timed runs per kind; 0 = enough for a stable median
+  std::string dtype{"f32"};           ///< f32 or bf16
+  std::optional<double> comm_ms;      ///< overrides the measured per-edge estimate
+
+  friend bool operator==(const CalibrationOptions&, const CalibrationOptions&) = default;
+};
+
+/// Parses `dim=1024,tokens=2048,blocks=2[,stages=4,threads=1,repeats=9,dtype=f32,comm=0.05]`;
+/// `blocks=3:2:2:3` gives one count per stage. Validates like validate_options.
+///
+///   auto o = parse_calibration_spec("dim=512,tokens=512,blocks=2,stages=4");
+[[nodiscard]] CalibrationOptions parse_calibration_spec(std::string_view text);
+
+/// Throws ConfigError naming the value when an option is out of range, the dtype is unknown, or
+/// the buffers would exceed kMaxCalibrationBytes (checked before anything is allocated).
+void validate_options(const CalibrationOptions& options);
+
+/// Bytes of the largest stage's buffers (what a calibration allocates at most).
+[[nodiscard]] double calibration_bytes(const CalibrationOptions& options);
+
+/// Timing statistics of one kind over the repeats.
+struct KernelStats {
+  double median_ms{0};
+  double min_ms{0};
+  double max_ms{0};
+  double spread{0};  ///< (max − min) / median
+  double gflops{0};  ///< FLOPs / median time
+  int samples{0};
+};
+
+/// F, B, W and the fused BW timed on a stage of `blocks` blocks.
+struct BlockMeasurement {
+  int blocks{0};
+  double flops{0};  ///< per kind: 16·T·D² per block
+  KernelStats F, B, W, BW;
+};
+
+/// The split backward checked against a double-precision full backward and finite differences.
+struct GradientCheck {
+  int dim{0};
+  int tokens{0};
+  int blocks{0};
+  std::string dtype{"f32"};
+  double max_rel_error{0};     ///< split B + W vs the double reference (all dW and dx)
+  double fd_max_rel_error{0};  ///< finite-difference probes vs the split gradients
+  double tolerance{0};
+  int fd_probes{0};
+  bool passed{false};
+};
+
+/// The per-edge transfer time, estimated as a memory copy of one activation (T × D values).
+struct CommEstimate {
+  double bytes{0};
+  double measured_ms{0};
+  double gbytes_per_s{0};
+  bool overridden{false};
+  double used_ms{0};  ///< what the cost file's `comm` holds
+};
+
+/// One stage of the cost file.
+struct StageResult {
+  int blocks{0};
+  double F_ms{0}, B_ms{0}, W_ms{0}, BW_ms{0};
+  double MB{0}, MW{0};  ///< in M_B units
+  double MB_bytes{0}, MW_bytes{0};
+};
+
+/// Where the numbers came from.
+struct MachineInfo {
+  std::string cpu_model;
+  int logical_cpus{0};
+  std::string onednn_version;
+  std::string isa;
+  std::string gemm;  ///< dnnl_sgemm, or the matmul implementation(s)
+};
+
+/// Everything a cost file holds.
+struct CalibrationResult {
+  CalibrationOptions options;
+  int repeats{0};
+  int warmups{0};
+  std::vector<BlockMeasurement> measurements;  ///< one per distinct block count, stage order
+  std::vector<StageResult> stages;
+  double memory_unit_bytes{0};  ///< M_B: bytes stage 0 keeps per micro-batch after F
+  CommEstimate comm;
+  GradientCheck gradient_check;
+  MachineInfo machine;
+};
+
+/// Options for check_gradients; the defaults are what run_calibration uses.
+struct GradientCheckOptions {
+  DType dtype{DType::f32};
+  int fd_probes_per_tensor{2};
+  bool seed_bug{false};  ///< reproduce the seed's unchained backward (the check must fail)
+  std::uint64_t seed{7};
+};
+
+/// Runs F, then the split B and W, of a `blocks`-block stage under an MSE loss and compares
+/// every weight gradient and the input gradient with a double-precision full backward, and
+/// probes the loss by central finite differences.
+[[nodiscard]] GradientCheck check_gradients(int dim, int tokens, int blocks,
+                                            const GradientCheckOptions& options = {});
+
+/// The shape the gradient check uses before timing (small, with awkward sizes).
+inline constexpr int kCheckDim = 40;
+inline constexpr int kCheckTokens = 24;
+
+/// Validates, checks gradients (InfeasibleError when they are wrong: the kernels cannot be
+/// trusted on this machine), then times F, B, W and BW of every distinct stage and the comm copy.
+///
+///   auto r = run_calibration(parse_calibration_spec("dim=512,tokens=512,blocks=2"));
+///   write_file_atomically("costs.json", [&](std::ostream& o) { o << cost_file_json(r); });
+[[nodiscard]] CalibrationResult run_calibration(const CalibrationOptions& options);
+
+/// The `ppsim.costs/1` document, pretty-printed, keys in a fixed order, ending in a newline.
+[[nodiscard]] std::string cost_file_json(const CalibrationResult& result);
+
+/// The costs the simulator uses: equal to parse_cost_json(cost_file_json(r)) but for `source`.
+[[nodiscard]] CostSpec to_cost_spec(const CalibrationResult& result);
+
+/// A short human-readable table of the result (for the command line without --json).
+[[nodiscard]] std::string calibration_summary(const CalibrationResult& result);
+
+/// The CPU model from /proc/cpuinfo (with family/model numbers), or "unknown".
+[[nodiscard]] std::string cpu_model();
+
+} // namespace ppsim::calibrate

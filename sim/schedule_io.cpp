@@ -1,0 +1,488 @@
+// Reading and writing schedule files: PyTorch's compute-only CSV and ppsim.schedule/1 JSON.
+#include "sim/schedule_io.hpp"
+
+#include "sim/errors.hpp"
+#include "sim/json_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+namespace ppsim {
+
+namespace {
+
+using nlohmann::json;
+using detail::JsonReader;
+
+constexpr std::string_view kSchema = "ppsim.schedule/1";
+constexpr std::string_view kOverlap = "OVERLAP_F_B";
+// Bounds that keep a hostile file from asking validate() or the simulator for huge tables.
+constexpr int kMaxStages = 65'536;
+constexpr int kMaxDevices = 4096;
+constexpr int kMaxMicrobatches = 1'000'000;
+constexpr long long kMaxStageMicrobatches = 50'000'000LL;
+
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool ends_with_nocase(std::string_view text, std::string_view suffix) {
+  if (text.size() < suffix.size()) return false;
+  const auto tail = text.substr(text.size() - suffix.size());
+  return std::equal(tail.begin(), tail.end(), suffix.begin(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == b;
+  });
+}
+
+std::string stem_of(std::string_view where) {
+  auto stem = std::filesystem::path(std::string(where)).stem().string();
+  return stem.empty() ? std::string("schedule") : stem;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PyTorch CSV
+
+// One cell of a CSV row, with its 1-based column for messages.
+struct Cell {
+  std::string text;
+  int column{0};
+};
+
+// Splits one line as Python's csv.reader does for these files: commas separate cells, a cell
+// that starts with `"` runs to the closing quote (`""` is a quote). Returns the column of a cell
+// with an unterminated quote.
+std::optional<int> split_row(std::string_view line, std::vector<Cell>& cells) {
+  cells.clear();
+  std::size_t i = 0;
+  int column = 1;
+  while (true) {
+    Cell cell{{}, column};
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      bool closed = false;
+      while (i < line.size()) {
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            cell.text += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          closed = true;
+          break;
+        }
+        cell.text += line[i++];
+      }
+      if (!closed) return column;
+    }
+    while (i < line.size() && line[i] != ',') cell.text += line[i++];
+    cells.push_back(std::move(cell));
+    if (i >= line.size()) break;
+    ++i;  // the comma
+    ++column;
+  }
+  return std::nullopt;
+}
+
+// `<stage><F|I|W|B><microbatch>`; returns the error text, or nullopt with `task` set.
+std::optional<std::string> parse_action(std::string_view text, Task& task) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto digit_at = [&](const char* c) {
+    return c < last && std::isdigit(static_cast<unsigned char>(*c));
+  };
+  // from_chars would take a sign: indices are plain digits.
+  if (!digit_at(first)) return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
+  int stage = 0;
+  auto [p, ec] = std::from_chars(first, last, stage);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc{} && stage > kMaxStages - 1))
+    return fmt::format("stage index too large (at most {})", kMaxStages - 1);
+  if (ec != std::errc{} || p == first)
+    return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
+  const char* k = p;
+  while (k < last && (std::isupper(static_cast<unsigned char>(*k)) || *k == '_')) ++k;
+  const std::string_view type(p, static_cast<std::size_t>(k - p));
+  Kind kind{};
+  if (type == "F") kind = Kind::F;
+  else if (type == "I") kind = Kind::B;
+  else if (type == "W") kind = Kind::W;
+  else if (type == "B") kind = Kind::BW;
+  else if (type == "UNSHARD" || type == "RESHARD" || type == "REDUCE_GRAD" || type == "SEND_F" ||
+           type == "RECV_F" || type == "SEND_B" || type == "RECV_B")
+    return fmt::format("{} is a communication/sharding action of PyTorch's compute_comms format; "
+                       "only compute actions (F, I, W, B, OVERLAP_F_B) are supported",
+                       type);
+  else
+    return fmt::format("unknown action type '{}' (expected F, I, W or B)", type);
+  if (k == last) return fmt::format("{} action without a micro-batch index", type);
+  if (!digit_at(k)) return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
+  int mb = 0;
+  auto [q, ec2] = std::from_chars(k, last, mb);
+  if (ec2 == std::errc::result_out_of_range || (ec2 == std::errc{} && mb > kMaxMicrobatches - 1))
+    return fmt::format("micro-batch index too large (at most {})", kMaxMicrobatches - 1);
+  if (ec2 != std::errc{} || q != last)
+    return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
+  task = Task::make(kind, stage, mb);
+  return std::nullopt;
+}
+
+// A whole cell: a single action, or `(aFx;bBy)OVERLAP_F_B` (either order inside).
+std::optional<std::string> parse_cell(std::string_view text, Task& task) {
+  if (!text.starts_with('(')) return parse_action(text, task);
+  const auto close = text.find(')');
+  if (close == std::string_view::npos) return std::string("'(' without ')'");
+  const auto type = trim(text.substr(close + 1));
+  if (type != kOverlap)
+    return fmt::format("a parenthesised cell must be (F;B)OVERLAP_F_B, got type '{}'", type);
+  const auto inner = text.substr(1, close - 1);
+  std::vector<Task> parts;
+  std::size_t pos = 0;
+  while (pos <= inner.size()) {
+    auto semi = inner.find(';', pos);
+    if (semi == std::string_view::npos) semi = inner.size();
+    const auto part = trim(inner.substr(pos, semi - pos));
+    pos = semi + 1;
+    if (part.empty()) continue;  // PyTorch skips empty sub-actions too
+    Task t;
+    if (auto err = parse_action(part, t)) return fmt::format("in '{}': {}", part, *err);
+    parts.push_back(t);
+  }
+  if (parts.size() != 2)
+    return fmt::format("OVERLAP_F_B needs exactly two actions, a forward and a backward (got {})",
+                       parts.size());
+  if (parts[1].kind == Kind::F) std::swap(parts[0], parts[1]);
+  const Task& f = parts[0];
+  const Task& b = parts[1];
+  if (f.kind != Kind::F || (b.kind != Kind::B && b.kind != Kind::BW))
+    return std::string(
+        "OVERLAP_F_B needs one forward (F) and one backward (I or B); W cannot overlap");
+  task = Task::overlapped(f.stage, f.microbatch, b.kind, b.stage, b.microbatch);
+  return std::nullopt;
+}
+
+// Where a stage was first seen, to name both places when a second rank runs it.
+struct Seen {
+  int rank{-1};
+  int line{0};
+  int column{0};
+};
+
+std::string pytorch_cell(const Task& t) {
+  const auto letter = [](Kind k) {
+    switch (k) {
+    case Kind::F: return 'F';
+    case Kind::B: return 'I';
+    case Kind::W: return 'W';
+    case Kind::BW: return 'B';
+    case Kind::FB: break;
+    }
+    return '?';
+  };
+  if (t.kind == Kind::FB)
+    return fmt::format("({}F{};{}{}{}){}", t.stage, t.microbatch, t.stage2, letter(t.kind2),
+                       t.microbatch2, kOverlap);
+  return fmt::format("{}{}{}", t.stage, letter(t.kind), t.microbatch);
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+// RFC 6901 escaping of one path token.
+std::string pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::vector<int> int_array(const JsonReader& r, const json& j, const std::string& path, int hi) {
+  r.array(j, path);
+  std::vector<int> out;
+  out.reserve(j.size());
+  for (std::size_t i = 0; i < j.size(); ++i)
+    out.push_back(r.integer(j[i], fmt::format("{}/{}", path, i), 0, hi));
+  return out;
+}
+
+std::string json_string(std::string_view s) {
+  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string int_list(const std::vector<int>& v) {
+  return fmt::format("[{}]", fmt::join(v, ", "));
+}
+
+} // namespace
+
+bool is_schedule_file(std::string_view name_or_path) {
+  return ends_with_nocase(name_or_path, ".csv") || ends_with_nocase(name_or_path, ".json");
+}
+
+Schedule load_schedule_file(const std::string& path) {
+  if (!is_schedule_file(path))
+    throw ConfigError(fmt::format("{}: a schedule file must end in .csv (PyTorch compute-only) "
+                                  "or .json (ppsim.schedule/1)",
+                                  path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open the schedule file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(fmt::format("{}: cannot read the schedule file", path));
+  return ends_with_nocase(path, ".csv") ? parse_pytorch_csv(text.str(), path)
+                                        : parse_schedule_json(text.str(), path);
+}
+
+Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
+  // Rows as Python's csv.reader yields them: every line is a rank (an empty line is a rank with
+  // nothing to do); the terminator of the last line does not start another.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 BOM from spreadsheets
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < text.size();) {
+    auto nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    auto line = text.substr(pos, nl - pos);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.push_back(line);
+    pos = nl + 1;
+  }
+  if (lines.empty()) throw ConfigError(fmt::format("{}: empty file: expected one row per rank", where));
+  if (static_cast<int>(lines.size()) > kMaxDevices)
+    throw ConfigError(fmt::format("{}: {} rows: at most {} ranks are supported", where,
+                                  lines.size(), kMaxDevices));
+
+  const int devices = static_cast<int>(lines.size());
+  std::vector<std::vector<Task>> order(ix(devices));
+  std::vector<Seen> placed;  // per stage
+  int max_mb = -1;
+  std::vector<Cell> cells;
+  for (int rank = 0; rank < devices; ++rank) {
+    const int line_no = rank + 1;
+    if (auto bad = split_row(lines[ix(rank)], cells))
+      throw ConfigError(fmt::format("{}:{}:{}: unterminated quote", where, line_no, *bad));
+    for (const Cell& cell : cells) {
+      const auto body = trim(cell.text);
+      if (body.empty()) continue;  // idle
+      Task t;
+      if (auto err = parse_cell(body, t))
+        throw ConfigError(
+            fmt::format("{}:{}:{}: cannot read '{}': {}", where, line_no, cell.column, body, *err));
+      const auto place = [&](int stage) {
+        if (stage >= static_cast<int>(placed.size())) placed.resize(ix(stage + 1));
+        Seen& seen = placed[ix(stage)];
+        if (seen.rank < 0) {
+          seen = Seen{rank, line_no, cell.column};
+        } else if (seen.rank != rank) {
+          throw ScheduleError(fmt::format(
+              "{}:{}:{}: '{}' runs stage {} on rank {}, but rank {} runs it too ({}:{}:{}); "
+              "a stage belongs to one rank",
+              where, line_no, cell.column, body, stage, rank, seen.rank, where, seen.line,
+              seen.column));
+        }
+      };
+      place(t.stage);
+      max_mb = std::max(max_mb, t.microbatch);
+      if (t.kind == Kind::FB) {
+        place(t.stage2);
+        max_mb = std::max(max_mb, t.microbatch2);
+      }
+      order[ix(rank)].push_back(t);
+    }
+  }
+  if (placed.empty()) throw ConfigError(fmt::format("{}: no tasks in any row", where));
+  const int stages = static_cast<int>(placed.size());
+  std::vector<int> stage_device(ix(stages));
+  for (int s = 0; s < stages; ++s) {
+    if (placed[ix(s)].rank < 0)
+      throw ScheduleError(fmt::format(
+          "{}: stage {} appears in no row, but stages go up to {}: the placement of every stage "
+          "0..{} must follow from the rows",
+          where, s, stages - 1, stages - 1));
+    stage_device[ix(s)] = placed[ix(s)].rank;
+  }
+  if (static_cast<long long>(stages) * (max_mb + 1) > kMaxStageMicrobatches)
+    throw ConfigError(fmt::format("{}: {} stages x {} micro-batches is too large to simulate",
+                                  where, stages, max_mb + 1));
+  Schedule schedule = make_pipeline(stem_of(where), devices, max_mb + 1, std::move(stage_device));
+  schedule.order = std::move(order);
+  return schedule;
+}
+
+Schedule parse_schedule_json(std::string_view text, std::string_view where) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(fmt::format("{}: not valid JSON: {}", where, e.what()));
+  }
+  const JsonReader r{where};
+  r.object(doc, "");
+  Schedule s;
+  s.name = stem_of(where);
+  bool have_schema = false, have_devices = false, have_mbs = false, have_placement = false,
+       have_routes = false, have_mb_routes = false, have_order = false;
+  for (const auto& [key, value] : doc.items()) {
+    const std::string path = "/" + pointer_token(key);
+    if (key == "schema") {
+      if (!value.is_string() || value.get<std::string>() != kSchema)
+        r.fail(path, fmt::format("expected \"{}\", got {}", kSchema, JsonReader::shown(value)));
+      have_schema = true;
+    } else if (key == "name") {
+      s.name = r.string(value, path);
+    } else if (key == "devices") {
+      s.devices = r.integer(value, path, 0, kMaxDevices);
+      have_devices = true;
+    } else if (key == "microbatches") {
+      s.microbatches = r.integer(value, path, 0, kMaxMicrobatches);
+      have_mbs = true;
+    } else if (key == "placement") {
+      s.stage_device = int_array(r, value, path, kMaxDevices);
+      if (static_cast<int>(s.stage_device.size()) > kMaxStages)
+        r.fail(path, fmt::format("{} stages: at most {}", s.stage_device.size(), kMaxStages));
+      have_placement = true;
+    } else if (key == "routes") {
+      r.array(value, path);
+      for (std::size_t i = 0; i < value.size(); ++i)
+        s.routes.push_back(int_array(r, value[i], fmt::format("{}/{}", path, i), kMaxStages - 1));
+      have_routes = true;
+    } else if (key == "microbatch_routes") {
+      s.microbatch_route = int_array(r, value, path, std::numeric_limits<int>::max());
+      have_mb_routes = true;
+    } else if (key == "order") {
+      r.array(value, path);
+      for (std::size_t d = 0; d < value.size(); ++d) {
+        const std::string dp = fmt::format("{}/{}", path, d);
+        r.array(value[d], dp);
+        std::vector<Task> row;
+        row.reserve(value[d].size());
+        for (std::size_t i = 0; i < value[d].size(); ++i) {
+          const std::string tp = fmt::format("{}/{}", dp, i);
+          const std::string cell = r.string(value[d][i], tp);
+          try {
+            row.push_back(parse_task(cell));
+          } catch (const ConfigError& e) {
+            r.fail(tp, e.what());
+          }
+        }
+        s.order.push_back(std::move(row));
+      }
+      have_order = true;
+    } else {
+      r.fail(path, "unknown key (valid: schema, name, devices, microbatches, placement, routes, "
+                   "microbatch_routes, order)");
+    }
+  }
+  if (!have_schema) r.fail("/schema", fmt::format("missing (expected \"{}\")", kSchema));
+  if (!have_devices) r.fail("/devices", "missing");
+  if (!have_mbs) r.fail("/microbatches", "missing");
+  if (!have_placement) r.fail("/placement", "missing (the device of each stage)");
+  if (!have_routes) r.fail("/routes", "missing (e.g. [[0, 1, 2, 3]])");
+  if (!have_order) r.fail("/order", "missing (the task list of each device)");
+  if (!have_mb_routes) {
+    if (s.routes.size() != 1)
+      r.fail("/microbatch_routes",
+             fmt::format("missing: needed when there are {} routes", s.routes.size()));
+    s.microbatch_route.assign(ix(s.microbatches), 0);
+  }
+  if (static_cast<long long>(s.stages()) * s.microbatches > kMaxStageMicrobatches)
+    r.fail("/microbatches", fmt::format("{} stages x {} micro-batches is too large to simulate",
+                                        s.stages(), s.microbatches));
+  return s;
+}
+
+void write_schedule_json(std::ostream& out, const Schedule& s) {
+  out << "{\n";
+  out << fmt::format("  \"schema\": {},\n", json_string(kSchema));
+  out << fmt::format("  \"name\": {},\n", json_string(s.name));
+  out << fmt::format("  \"devices\": {},\n", s.devices);
+  out << fmt::format("  \"microbatches\": {},\n", s.microbatches);
+  out << fmt::format("  \"placement\": {},\n", int_list(s.stage_device));
+  out << "  \"routes\": [";
+  for (std::size_t r = 0; r < s.routes.size(); ++r)
+    out << (r == 0 ? "" : ", ") << int_list(s.routes[r]);
+  out << "],\n";
+  const bool one_route = s.routes.size() == 1 &&
+                         static_cast<int>(s.microbatch_route.size()) == s.microbatches &&
+                         std::all_of(s.microbatch_route.begin(), s.microbatch_route.end(),
+                                     [](int r) { return r == 0; });
+  if (!one_route) out << fmt::format("  \"microbatch_routes\": {},\n", int_list(s.microbatch_route));
+  out << "  \"order\": [";
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    out << (d == 0 ? "\n    [" : ",\n    [");
+    for (std::size_t i = 0; i < s.order[d].size(); ++i)
+      out << (i == 0 ? "" : ", ") << '"' << to_string(s.order[d][i]) << '"';
+    out << ']';
+  }
+  out << (s.order.empty() ? "]\n" : "\n  ]\n");
+  out << "}\n";
+}
+
+void write_pytorch_csv(std::ostream& out, const Schedule& s) {
+  const int S = s.stages();
+  const auto refuse = [&](const std::string& why) {
+    return ConfigError(fmt::format(
+        "schedule '{}' cannot be written as a PyTorch CSV: {}", s.name, why));
+  };
+  // PyTorch sends the output of stage i to stage i+1 for every micro-batch: one route 0..S-1.
+  if (s.routes.size() != 1)
+    throw refuse(fmt::format(
+        "it has {} routes, and the format has one chain of stages 0..S-1 for every micro-batch "
+        "(a second model replica, as in DualPipe, cannot be expressed; export JSON instead)",
+        s.routes.size()));
+  bool in_order = static_cast<int>(s.routes[0].size()) == S;
+  for (int k = 0; in_order && k < S; ++k) in_order = s.routes[0][ix(k)] == k;
+  if (!in_order)
+    throw refuse(fmt::format("its route {} is not the stages 0..{} in order",
+                             int_list(s.routes[0]), S - 1));
+  if (static_cast<int>(s.microbatch_route.size()) != s.microbatches ||
+      std::any_of(s.microbatch_route.begin(), s.microbatch_route.end(), [](int r) { return r != 0; }))
+    throw refuse("its micro-batches are not all on route 0");
+  if (static_cast<int>(s.order.size()) != s.devices)
+    throw refuse(fmt::format("it has {} task lists for {} devices", s.order.size(), s.devices));
+  // The reader derives the placement from the rows and the counts from the largest indices, so
+  // each stage must appear on its own device, and the largest micro-batch must be m-1.
+  std::vector<bool> seen(ix(std::max(0, S)), false);
+  int max_mb = -1;
+  for (int d = 0; d < static_cast<int>(s.order.size()); ++d) {
+    for (const Task& t : s.order[ix(d)]) {
+      const auto check = [&](int stage, int mb) {
+        if (stage < 0 || stage >= S || mb < 0 || mb >= s.microbatches ||
+            s.stage_device[ix(stage)] != d)
+          throw refuse(fmt::format("task {} on device {} does not fit its placement or shape "
+                                   "(validate the schedule first)",
+                                   to_string(t), d));
+        seen[ix(stage)] = true;
+        max_mb = std::max(max_mb, mb);
+      };
+      check(t.stage, t.microbatch);
+      if (t.kind == Kind::FB) check(t.stage2, t.microbatch2);
+    }
+  }
+  for (int st = 0; st < S; ++st)
+    if (!seen[ix(st)])
+      throw refuse(fmt::format("stage {} has no task, so a reader cannot tell its device", st));
+  if (max_mb + 1 != s.microbatches)
+    throw refuse(fmt::format("micro-batch {} has no task, so a reader would count {} micro-batches",
+                             s.microbatches - 1, max_mb + 1));
+  for (const auto& row : s.order) {
+    for (std::size_t i = 0; i < row.size(); ++i) out << (i == 0 ? "" : ",") << pytorch_cell(row[i]);
+    out << '\n';
+  }
+}
+
+} // namespace ppsim

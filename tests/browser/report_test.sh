@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Browser test of the HTML report: renders `ppsim compare --html` in headless Chromium, checks the
+# DOM (one task rectangle per task, every schedule named) and that a screenshot is not blank.
+#
+#   tests/browser/report_test.sh build/dev/ppsim
+#
+# A missing browser is a failure, never a skip: CI must not pass without having looked.
+set -euo pipefail
+
+ppsim=${1:-build/dev/ppsim}
+chromium=${CHROMIUM:-chromium}
+schedules="1f1b,zb-h1,zb-v,dualpipe-v"
+
+fail() { echo "report_test: FAIL: $*" >&2; exit 1; }
+
+[ -x "$ppsim" ] || fail "no ppsim executable at '$ppsim' (build first)"
+command -v "$chromium" >/dev/null 2>&1 ||
+  fail "'$chromium' not found: install it (apt-get install -y chromium, or \`make test\` does)"
+command -v python3 >/dev/null 2>&1 || fail "python3 not found"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$ppsim" compare -s "$schedules" -p 4 -m 8 --costs F=2,B=2,W=2 --html "$work/report.html" \
+  >/dev/null || fail "ppsim compare --html failed"
+"$ppsim" compare -s "$schedules" -p 4 -m 8 --costs F=2,B=2,W=2 --json >"$work/metrics.json" ||
+  fail "ppsim compare --json failed"
+
+flags=(--headless --no-sandbox --disable-gpu --disable-background-networking
+       --disable-component-update --disable-sync --no-first-run)
+timeout 180 "$chromium" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+  --dump-dom "file://$work/report.html" >"$work/dom.html" 2>>"$work/chromium.log" ||
+  { cat "$work/chromium.log" >&2; fail "chromium --dump-dom failed"; }
+timeout 180 "$chromium" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" \
+  --screenshot="$work/shot.png" --window-size=1200,900 "file://$work/report.html" \
+  >>"$work/chromium.log" 2>&1 ||
+  { cat "$work/chromium.log" >&2; fail "chromium --screenshot failed"; }
+[ -s "$work/shot.png" ] || { cat "$work/chromium.log" >&2; fail "no screenshot written"; }
+
+python3 - "$work" "$schedules" <<'PY'
+import html.parser, json, struct, sys, zlib
+
+work, schedules = sys.argv[1], sys.argv[2].split(",")
+
+def fail(msg):
+    print("report_test: FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+# --- the DOM, as the browser built it ---
+class Dom(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.task_rects = 0
+        self.timelines = []
+        self.names = []
+        self._in_name = False
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if tag == "rect" and "task" in classes:
+            self.task_rects += 1
+        if tag == "svg" and "timeline" in classes:
+            self.timelines.append(a.get("data-schedule"))
+        if tag == "h3" and "schedule-name" in classes:
+            self._in_name = True
+            self.names.append("")
+    def handle_endtag(self, tag):
+        if tag == "h3":
+            self._in_name = False
+    def handle_data(self, data):
+        if self._in_name:
+            self.names[-1] += data
+
+dom = Dom()
+dom.feed(open(f"{work}/dom.html", encoding="utf-8").read())
+metrics = json.load(open(f"{work}/metrics.json"))
+tasks = sum(m["tasks"] for m in metrics)
+if dom.task_rects != tasks:
+    fail(f"the DOM holds {dom.task_rects} task rectangles, the runs have {tasks} tasks")
+for s in schedules:
+    if s not in dom.names:
+        fail(f"schedule '{s}' is not named in the page (names: {dom.names})")
+    if s not in dom.timelines:
+        fail(f"no timeline for schedule '{s}'")
+
+# --- the screenshot: decode the PNG (standard library only) and count colours ---
+data = open(f"{work}/shot.png", "rb").read()
+if data[:8] != b"\x89PNG\r\n\x1a\n":
+    fail("the screenshot is not a PNG")
+pos, idat, width = 8, b"", 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        width, height, depth, ctype = struct.unpack(">IIBB", body[:10])
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+if depth != 8 or ctype not in (2, 6):
+    fail(f"unexpected PNG format (bit depth {depth}, colour type {ctype})")
+bpp = 3 if ctype == 2 else 4
+raw = zlib.decompress(idat)
+stride = width * bpp
+prev = bytearray(stride)
+colours, non_white = set(), 0
+for y in range(height):
+    f = raw[y * (stride + 1)]
+    line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b = prev[i]
+        c = prev[i - bpp] if i >= bpp else 0
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            line[i] = (line[i] + pred) & 255
+    for x in range(0, stride, bpp * 2):  # every other pixel is plenty
+        px = bytes(line[x:x + 3])
+        colours.add(px)
+        if px != b"\xff\xff\xff":
+            non_white += 1
+    prev = line
+share = non_white / (height * width / 2)
+if len(colours) < 16 or share < 0.02:
+    fail(f"the screenshot looks blank: {len(colours)} colours, {share:.1%} non-white pixels")
+print(f"report_test: ok: {dom.task_rects} task rectangles = {tasks} tasks, schedules "
+      f"{', '.join(schedules)} named, screenshot {width}x{height} with {len(colours)} colours "
+      f"({share:.1%} non-white)")
+PY

@@ -1,0 +1,212 @@
+// Tests of the command line through run_cli: output, JSON schema, exit codes, error messages.
+#include "cli/cli.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+using namespace ppsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// A scratch directory removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() /
+           ("ppsim-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name, const std::string& text) const {
+    const auto p = path / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+} // namespace
+
+TEST_CASE("list names every schedule with its constraint", "[cli]") {
+  const auto r = cli({"list"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  for (const char* name : {"gpipe", "1f1b", "zb-h1", "zb-h2"}) CHECK_THAT(r.out, Catch::Contains(name));
+  CHECK_THAT(r.out, Catch::Contains("m >= 2p"));
+  const auto j = cli({"list", "--json"});
+  CHECK(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc.is_array());
+  CHECK(doc.size() >= 4);
+}
+
+TEST_CASE("simulate --json prints the ppsim.metrics/1 object", "[cli]") {
+  const auto r = cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--costs", "F=2,B=2,W=2", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "ppsim.metrics/1");
+  CHECK(j["schedule"] == "zb-h1");
+  CHECK(j["devices"] == 4);
+  CHECK(j["stages"] == 4);
+  CHECK(j["chunks"] == 1);
+  CHECK(j["microbatches"] == 8);
+  CHECK(j["cost_ms"] == 54.0);
+  CHECK(j["ideal_ms"] == 48.0);
+  CHECK(j["makespan_ms"] == 54.0);
+  CHECK(j["bubble_rate"].get<double>() == Approx(6.0 / 54.0));
+  CHECK(j["bubble_over_ideal"].get<double>() == Approx(6.0 / 48.0));
+  CHECK(j["peak_memory"] == 4.0);
+  REQUIRE(j["per_device"].size() == 4);
+  for (const char* key : {"device", "busy_ms", "span_ms", "idle_ms", "peak_memory"})
+    CHECK(j["per_device"][0].contains(key));
+  CHECK(j["per_device"][3]["peak_memory"] == 2.5);
+  // same inputs, byte-identical output
+  CHECK(cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--costs", "F=2,B=2,W=2", "--json"}).out == r.out);
+}
+
+TEST_CASE("compare prints one row per schedule, or a JSON array", "[cli]") {
+  const auto r = cli({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--costs", "F=2,B=2,W=2"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("1f1b") && Catch::Contains("zb-h1") && Catch::Contains("zb-h2"));
+  CHECK_THAT(r.out, Catch::Contains("27.27%"));  // 1F1B: 18 / 66
+  const auto j = cli({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--costs", "F=2,B=2,W=2", "--json"});
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  REQUIRE(doc.size() == 3);
+  CHECK(doc[0]["cost_ms"] == 66.0);
+  CHECK(doc[1]["cost_ms"] == 54.0);
+  CHECK(doc[2]["cost_ms"] == 48.0);
+}
+
+TEST_CASE("--trace writes a Chrome trace per schedule, atomically", "[cli]") {
+  TempDir dir;
+  const auto r = cli({"compare", "-s", "1f1b,zb-h1", "-p", "2", "-m", "4", "--trace", dir / "t.json"});
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(dir / "t-1f1b.json"));
+  CHECK(fs::exists(dir / "t-zb-h1.json"));
+  const auto doc = nlohmann::json::parse(std::ifstream(dir / "t-zb-h1.json"));
+  CHECK(doc.contains("traceEvents"));
+  const auto one = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--trace", dir / "one.json"});
+  REQUIRE(one.code == 0);
+  CHECK(fs::exists(dir / "one.json"));
+  // nothing but the outputs: no temporary left behind
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path)) ++files;
+  CHECK(files == 3);
+}
+
+TEST_CASE("a failing run writes no output file at all", "[cli]") {
+  TempDir dir;
+  const auto r = cli({"simulate", "-s", "zb-h2", "-p", "4", "-m", "5", "--trace", dir / "t.json"});
+  CHECK(r.code == 3);
+  CHECK_FALSE(fs::exists(dir / "t.json"));
+  const auto nodir = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--trace", dir / "no/such/dir/t.json"});
+  CHECK(nodir.code == 3);
+  CHECK_THAT(nodir.err, Catch::StartsWith("ppsim: error: simulate: ") && Catch::Contains("cannot write"));
+}
+
+TEST_CASE("usage errors exit 2 with the --help hint", "[cli]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {}, {"frobnicate"}, {"simulate", "-p", "4"}, {"simulate", "-s", "1f1b", "-p", "four", "-m", "8"},
+           {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--bogus"}}) {
+    CAPTURE(args);
+    const auto r = cli(args);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("ppsim: error: "));
+    CHECK_THAT(r.err, Catch::Contains("--help"));
+    CHECK(r.out.empty());
+  }
+  const auto help = cli({"simulate", "--help"});
+  CHECK(help.code == 0);
+  CHECK_THAT(help.out, Catch::Contains("--costs-file"));
+}
+
+TEST_CASE("bad values exit 3 and say where and what", "[cli]") {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{"simulate", "-s", "1f1b", "-p", "0", "-m", "8"}, "1f1b: needs stages >= 1 (got stages=0)"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "0"}, "needs microbatches >= 1 (got microbatches=0)"},
+      {{"simulate", "-s", "zb-h2", "-p", "4", "-m", "7"}, "zb-h2: needs microbatches >= 2*stages (got microbatches=7, stages=4)"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=-1"}, "--costs F: expected a finite number >= 0, got -1"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=nan"}, "--costs F"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "Q=1"}, "unknown key 'Q'"},
+      {{"simulate", "-s", "nope", "-p", "4", "-m", "8"}, "unknown schedule 'nope' (valid: gpipe, 1f1b"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "-2"}, "--mem-limit '-2'"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "3GiB"}, "needs a cost file that knows bytes"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs-file", "no/such.json"}, "no/such.json: cannot open"},
+      {{"simulate", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8"}, "simulate takes one schedule"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const auto r = cli(c.args);
+    CHECK(r.code == 3);
+    CHECK_THAT(r.err, Catch::StartsWith("ppsim: error: simulate: ") && Catch::Contains(c.message));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("a malformed cost file exits 3 naming the file and the JSON path", "[cli]") {
+  TempDir dir;
+  const auto broken = dir.file("broken.json", "{\"schema\": \"ppsim.costs/1\", \"stages\": [");
+  const auto unknown = dir.file("unknown.json",
+                                R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1,"speed":3}]})");
+  const auto negative = dir.file("neg.json", R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":-1,"W":1}]})");
+  auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file", broken});
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("broken.json: not valid JSON"));
+  r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file", unknown});
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("unknown.json: /stages/0/speed: unknown key"));
+  r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file", negative});
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("neg.json: /stages/0/B: expected a number >= 0"));
+}
+
+TEST_CASE("a handcrafted schedule above --mem-limit exits 5 naming the device and its peak", "[cli]") {
+  const auto r = cli({"simulate", "-s", "zb-h2", "-p", "4", "-m", "8", "--mem-limit", "1p"});
+  CHECK(r.code == 5);
+  CHECK_THAT(r.err, Catch::Contains("zb-h2: device 0 peaks at 7 M_B, above --mem-limit 1p (4 M_B)"));
+  CHECK(cli({"simulate", "-s", "zb-h2", "-p", "4", "-m", "8", "--mem-limit", "7"}).code == 0);
+  CHECK(cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "1.5p"}).code == 0);
+}
+
+TEST_CASE("--costs on top of a cost file overrides it", "[cli]") {
+  TempDir dir;
+  const auto file = dir.file("c.json", R"({"schema":"ppsim.costs/1","comm":1,"stages":[{"F":2,"B":2,"W":2}]})");
+  const auto r = cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs-file", file, "--costs", "comm=0", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["cost_ms"] == 66.0);
+}
+
+TEST_CASE("--critical-path prints the chain that sets the makespan", "[cli]") {
+  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs", "F=1,B=1,W=1", "--critical-path"});
+  REQUIRE(r.code == 0);
+  // 1F1B at p=2, m=2, F=1, BW=2: 0F0 1F0 1BW0 0BW0 ... the makespan is 9 ms.
+  CHECK_THAT(r.out, Catch::Contains("critical path: ") && Catch::Contains("9 ms"));
+  CHECK_THAT(r.out, Catch::Contains("0F0@d0 1F0@d1"));
+}

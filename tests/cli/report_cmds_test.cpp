@@ -1,0 +1,293 @@
+// Tests of `ppsim sweep`, `ppsim check` and `compare --html` through run_cli, and of the
+// committed baselines (every schedule covered, all passing, the known answers in them).
+#include "cli/cli.hpp"
+#include "schedules/registry.hpp"
+#include "sim/baseline.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <tuple>
+#include <unistd.h>
+
+using namespace ppsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() /
+           ("ppsim-report-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name, const std::string& text) const {
+    const auto p = path / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::string source_dir() {
+  const char* env = std::getenv("PPSIM_SOURCE_DIR");
+  return env != nullptr ? env : PPSIM_SOURCE_DIR;
+}
+
+// Two cases without expected metrics; `ppsim check --update` approves them.
+const char* unapproved = R"({
+  "schema": "ppsim.baseline/1",
+  "description": "test",
+  "cases": [
+    {"name": "1f1b unit", "schedule": "1f1b", "p": 4, "m": 8, "costs": "F=2,B=2,W=2"},
+    {"name": "zb-h1 unit", "schedule": "zbh1", "p": 4, "m": 8, "costs": "F=2,B=2,W=2"}
+  ]
+})";
+
+// An approved baseline whose zb-h1 cost is replaced by `cost`.
+std::string with_zb_h1_cost(const TempDir& dir, double cost) {
+  const std::string path = dir.file("b.json", unapproved);
+  REQUIRE(cli({"check", "--baseline", path, "--update"}).code == 0);
+  auto doc = nlohmann::json::parse(read(path));
+  doc["cases"][1]["expected"]["cost_ms"] = cost;
+  return dir.file("b.json", doc.dump(2));
+}
+
+} // namespace
+
+TEST_CASE("sweep prints CSV for every grid point and keeps the ones that cannot run",
+          "[cli][sweep]") {
+  const auto r = cli({"sweep", "-s", "1f1b,zb-h2", "-p", "4", "-m", "4,8,16", "--costs",
+                      "F=1,B=1,W=1", "--mem-limit", "1p,2p", "--csv"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  const auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 1 + 2 * 3 * 2);
+  CHECK(lines[0].rfind("schedule,p,m,v,mem_limit,status,", 0) == 0);
+  CHECK(lines[1].rfind("1f1b,4,4,0,1p,ok,1,32,", 0) == 0);
+  // zb-h2 at m = 4 < 2p: rejected by the generator, with its reason, not dropped.
+  CHECK(lines[7] == "zb-h2,4,4,0,1p,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*stages "
+                    "(got microbatches=4, stages=4)\"");
+  // zb-h2 at m = 8 needs (2p-1) M_B = 7 > 1p = 4: infeasible.
+  CHECK(lines[8].rfind("zb-h2,4,8,0,1p,infeasible,", 0) == 0);
+  CHECK_THAT(lines[8], Catch::Contains("device 0 peaks at 7 M_B"));
+  // ... and runs under 2p: zero bubble.
+  CHECK(lines[11].rfind("zb-h2,4,8,0,2p,ok,1,96,27,24,24,0,0,7,", 0) == 0);
+}
+
+TEST_CASE("sweep writes JSON, a table and an HTML page, and rejects bad axes", "[cli][sweep]") {
+  TempDir dir;
+  const auto j = cli({"sweep", "-s", "zb-h1", "-p", "2,4", "-m", "8", "--json", "--html",
+                      dir / "sweep.html"});
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["schema"] == "ppsim.sweep/1");
+  CHECK(doc["points"].size() == 2);
+  CHECK_THAT(read(dir / "sweep.html"), Catch::Contains("bubble rate against micro-batches"));
+  const auto t = cli({"sweep", "-s", "zb-h1", "-p", "4", "-m", "8"});
+  CHECK(t.code == 0);
+  CHECK_THAT(t.out, Catch::Contains("zb-h1"));
+  CHECK(cli({"sweep", "-s", "nope", "-p", "4", "-m", "8"}).code == 3);
+  CHECK(cli({"sweep", "-s", "1f1b", "-p", "4,x", "-m", "8"}).code == 3);
+  CHECK(cli({"sweep", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "lots"}).code == 3);
+  CHECK(cli({"sweep", "-s", "1f1b", "-p", "4", "-m", "8", "--csv", "--json"}).code == 2);
+}
+
+TEST_CASE("compare --html writes the report atomically", "[cli][html]") {
+  TempDir dir;
+  const auto r = cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--html",
+                      dir / "report.html"});
+  REQUIRE(r.code == 0);
+  const std::string html = read(dir / "report.html");
+  CHECK_THAT(html, Catch::Contains("<h3 class=\"schedule-name\">zb-h1</h3>"));
+  CHECK(fs::directory_iterator(dir.path) != fs::directory_iterator());
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path)) ++files;
+  CHECK(files == 1);  // no temporary left behind
+}
+
+TEST_CASE("check passes on an approved baseline and --update round-trips", "[cli][check]") {
+  TempDir dir;
+  const std::string path = dir.file("b.json", unapproved);
+  // Not yet approved: a clear error, never a pass.
+  const auto before = cli({"check", "--baseline", path});
+  CHECK(before.code == 3);
+  CHECK_THAT(before.err, Catch::Contains("/cases/0/expected: missing"));
+
+  const auto up = cli({"check", "--baseline", path, "--update"});
+  REQUIRE(up.code == 0);
+  CHECK_THAT(up.out, Catch::Contains("updated"));
+  const std::string approved = read(path);
+  const auto doc = nlohmann::json::parse(approved);
+  CHECK(doc["cases"][0]["expected"]["cost_ms"] == 66.0);  // DESIGN.md: 1F1B 66
+  CHECK(doc["cases"][1]["expected"]["cost_ms"] == 54.0);  // ZB-H1 54
+  CHECK(doc["cases"][1]["schedule"] == "zbh1");           // the file's own text is kept
+
+  const auto ok = cli({"check", "--baseline", path});
+  CHECK(ok.code == 0);
+  CHECK(ok.err.empty());
+  CHECK_THAT(ok.out, Catch::Contains("2 cases, 10 metrics"));
+  CHECK_THAT(ok.out, Catch::Contains("all within tolerance"));
+  // A second update changes nothing, byte for byte.
+  REQUIRE(cli({"check", "--baseline", path, "--update"}).code == 0);
+  CHECK(read(path) == approved);
+}
+
+TEST_CASE("check fails with exit 1 on a regression and names the case", "[cli][check]") {
+  TempDir dir;
+  const std::string path = with_zb_h1_cost(dir, 50);  // got 54: worse
+  const auto r = cli({"check", "--baseline", path});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("regression in case 'zb-h1 unit': cost_ms 50 -> 54"));
+  CHECK_THAT(r.out, Catch::Contains("WORSE"));
+  CHECK_THAT(r.err, !Catch::Contains("1f1b unit"));
+  // Within a loose enough tolerance it passes (relative: 4 / 50 = 8%).
+  CHECK(cli({"check", "--baseline", path, "--tolerance", "0.1"}).code == 0);
+  CHECK(cli({"check", "--baseline", path, "--tolerance", "0.05"}).code == 1);
+  CHECK(cli({"check", "--baseline", path, "--tolerance", "-1"}).code == 3);
+}
+
+TEST_CASE("check treats an improvement as a change to re-approve", "[cli][check]") {
+  TempDir dir;
+  const std::string path = with_zb_h1_cost(dir, 60);  // got 54: better
+  const auto r = cli({"check", "--baseline", path});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("changed (better) in case 'zb-h1 unit': cost_ms 60 -> 54"));
+  CHECK_THAT(r.err, Catch::Contains("--update"));
+  const auto allowed = cli({"check", "--baseline", path, "--allow-improvements"});
+  CHECK(allowed.code == 0);
+  CHECK_THAT(allowed.err, Catch::Contains("warning"));
+}
+
+TEST_CASE("a malformed baseline is a clear error (exit 3), never a pass", "[cli][check]") {
+  TempDir dir;
+  const auto check = [&](const std::string& text) {
+    return cli({"check", "--baseline", dir.file("bad.json", text)});
+  };
+  const std::string head = R"({"schema": "ppsim.baseline/1", "cases": [)";
+  const std::string expected =
+      R"("expected": {"bubble_rate": 0, "cost_ms": 1, "peak_memory": 1}})";
+  struct Bad {
+    std::string text;
+    std::string message;
+  };
+  const std::vector<Bad> bad = {
+      {"{not json", "not valid JSON"},
+      {R"({"schema": "ppsim.baseline/2", "cases": []})", "/schema"},
+      {R"({"schema": "ppsim.baseline/1", "cases": []})", "no cases"},
+      {R"({"schema": "ppsim.baseline/1"})", "/cases: missing"},
+      {head + R"({"schedule": "zb-h9", "p": 4, "m": 8, )" + expected + "]}",
+       "/cases/0/schedule: unknown schedule 'zb-h9' (valid: gpipe"},
+      {head + R"({"p": 4, "m": 8, )" + expected + "]}", "/cases/0/schedule: missing"},
+      {head + R"({"schedule": "1f1b", "m": 8, )" + expected + "]}", "/cases/0/p: missing"},
+      {head + R"({"schedule": "1f1b", "p": "4", "m": 8, )" + expected + "]}",
+       "/cases/0/p: expected an integer"},
+      {head + R"({"schedule": "1f1b", "p": 4, "m": 8, "colour": 1, )" + expected + "]}",
+       "/cases/0/colour: unknown key"},
+      {head + R"({"schedule": "1f1b", "p": 4, "m": 8, "expected": {"cost_ms": 1}}]})",
+       "/cases/0/expected/bubble_rate: missing"},
+      {head + R"({"schedule": "1f1b", "p": 4, "m": 8, "expected": {"bubble": 1}}]})",
+       "/cases/0/expected/bubble: unknown metric"},
+      {head + R"({"name": "a", "schedule": "1f1b", "p": 4, "m": 8, )" + expected + R"(,
+                 {"name": "a", "schedule": "zb-h1", "p": 4, "m": 8, )" + expected + "]}",
+       "/cases/1/name: duplicate case name 'a'"},
+      {head + R"({"schedule": "1f1b", "p": 4, "m": 8, "costs": "F=x", )" + expected + "]}",
+       "case '1f1b p=4 m=8 costs=F=x'"},
+      {head + R"({"schedule": "1f1b", "p": 4, "m": 8, "costs_file": "none.json", )" + expected +
+           "]}",
+       "none.json"},
+  };
+  for (const Bad& b : bad) {
+    CAPTURE(b.text);
+    const auto r = check(b.text);
+    CHECK(r.code == 3);
+    CHECK_THAT(r.err, Catch::Contains(b.message));
+    CHECK(r.out.find("all within tolerance") == std::string::npos);
+  }
+  CHECK(cli({"check", "--baseline", dir / "missing.json"}).code == 3);
+  // A case whose shape cannot run is its error code, naming the case.
+  const auto infeasible = check(head + R"({"name": "tight", "schedule": "zb-h2", "p": 4, "m": 8,
+      "mem_limit": "1p", )" + expected + "]}");
+  CHECK(infeasible.code == 5);
+  CHECK_THAT(infeasible.err, Catch::Contains("case 'tight'"));
+}
+
+TEST_CASE("the committed baselines cover every schedule at several shapes and pass",
+          "[cli][check][golden]") {
+  std::map<std::string, std::set<std::tuple<int, int, int>>> shapes;
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(source_dir() + "/data/baselines")) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    const std::string path = entry.path().string();
+    CAPTURE(path);
+    const Baseline b = load_baseline_file(path, true);
+    for (const BaselineCase& c : b.cases) {
+      const ScheduleInfo* info = find_schedule(c.schedule);
+      if (info != nullptr) shapes[std::string(info->name)].emplace(c.stages, c.microbatches, c.chunks);
+    }
+    const auto r = cli({"check", "--baseline", path});
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+  }
+  CHECK(files >= 2);
+  for (const ScheduleInfo& info : schedule_registry()) {
+    CAPTURE(info.name);
+    CHECK(shapes[std::string(info.name)].size() >= 3);
+  }
+}
+
+TEST_CASE("the committed known-answer baseline holds DESIGN.md's costs", "[cli][check][golden]") {
+  const Baseline b = load_baseline_file(source_dir() + "/data/baselines/known-answers.json", true);
+  const std::map<std::string, double> known = {
+      {"1f1b", 66},  {"zb-h1", 54}, {"zb-h2", 48}, {"interleaved-1f1b", 57}, {"zb-1p", 54},
+      {"zb-2p", 48}, {"zb-v", 48},  {"v-min", 59}, {"v-half", 53}};
+  std::size_t found = 0;
+  for (const BaselineCase& c : b.cases) {
+    const auto it = known.find(c.schedule);
+    if (it == known.end()) continue;
+    CAPTURE(c.name);
+    CHECK(c.stages == 4);
+    CHECK(c.microbatches == 8);
+    for (const auto& [metric, value] : c.expected)
+      if (metric == "cost_ms") CHECK(value == it->second);
+    ++found;
+  }
+  CHECK(found == known.size());
+}

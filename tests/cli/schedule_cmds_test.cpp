@@ -1,0 +1,180 @@
+// Tests of `ppsim validate` and `ppsim export` through run_cli.
+#include "cli/cli.hpp"
+
+#include "schedules/registry.hpp"
+#include "sim/schedule_io.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace ppsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string fixture(const std::string& name) {
+  return std::string(PPSIM_SOURCE_DIR) + "/data/examples/schedules/" + name;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A fresh empty directory, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() /
+             fmt::format("ppsim-schedule-cmds-{}-{}", tag, static_cast<long>(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  [[nodiscard]] std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {}));
+  }
+};
+
+} // namespace
+
+TEST_CASE("validate accepts a good schedule file and summarises it", "[cli][schedule-io]") {
+  const auto file = fixture("1f1b-p4-m8.csv");
+  const auto r = cli({"validate", file});
+  CHECK(r.code == 0);
+  CHECK(r.out == file + ": valid: 64 tasks on 4 devices, 4 stages, 8 micro-batches\n");
+  CHECK(r.err.empty());
+
+  const auto fb = cli({"validate", fixture("v-shape-fb.csv")});
+  CHECK(fb.code == 0);
+  CHECK_THAT(fb.out, Catch::EndsWith("valid: 18 tasks on 2 devices, 4 stages, 2 micro-batches\n"));
+}
+
+TEST_CASE("validate reports every violation with the marked grid and exits 4",
+          "[cli][schedule-io]") {
+  const auto dup = cli({"validate", fixture("bad-duplicate.csv")});
+  CHECK(dup.code == 4);
+  CHECK(dup.out.empty());
+  CHECK_THAT(dup.err, Catch::StartsWith("ppsim: error: validate: ") &&
+                          Catch::Contains("bad-duplicate.csv") &&
+                          Catch::Contains("duplicate of 0F1") &&
+                          Catch::Contains("rank0: 0F0 0F1 0BW0 [0F1] 0BW1  <-- here"));
+
+  const auto missing = cli({"validate", fixture("bad-missing-task.csv")});
+  CHECK(missing.code == 4);
+  CHECK_THAT(missing.err, Catch::Contains("missing 1B1") && Catch::Contains("missing 1W1"));
+
+  const auto wb = cli({"validate", fixture("bad-w-before-b.csv")});
+  CHECK(wb.code == 4);
+  CHECK_THAT(wb.err, Catch::Contains("0W0: runs before its prerequisite 0B0") &&
+                         Catch::Contains("<-- here"));
+
+  const auto two = cli({"validate", fixture("bad-stage-two-ranks.csv")});
+  CHECK(two.code == 4);
+  CHECK_THAT(two.err, Catch::Contains("bad-stage-two-ranks.csv:2:1"));
+}
+
+TEST_CASE("validate finds a deadlocking order and names the cycle", "[cli][schedule-io]") {
+  const auto r = cli({"validate", fixture("deadlock.csv")});
+  CHECK(r.code == 4);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("deadlock") && Catch::Contains("cycle:") &&
+                        Catch::Contains("deadlock.csv"));
+}
+
+TEST_CASE("validate rejects unreadable files with exit 3", "[cli][schedule-io]") {
+  const auto cell = cli({"validate", fixture("bad-cell.csv")});
+  CHECK(cell.code == 3);
+  CHECK_THAT(cell.err, Catch::Contains("bad-cell.csv:2:2: cannot read '1X0'"));
+  const auto key = cli({"validate", fixture("bad-unknown-key.json")});
+  CHECK(key.code == 3);
+  CHECK_THAT(key.err, Catch::Contains("/colour: unknown key"));
+  CHECK(cli({"validate", fixture("bad-malformed.json")}).code == 3);
+  CHECK(cli({"validate", fixture("no-such-file.csv")}).code == 3);
+  CHECK(cli({"validate", "1f1b"}).code == 3);
+  CHECK(cli({"validate"}).code == 2);
+}
+
+TEST_CASE("export prints PyTorch's CSV of a generated schedule", "[cli][schedule-io]") {
+  const auto r = cli({"export", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "pytorch-csv"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out == slurp(fixture("1f1b-p4-m8.csv")));
+}
+
+TEST_CASE("export writes JSON and CSV files that load back to the same schedule",
+          "[cli][schedule-io]") {
+  TempDir dir("roundtrip");
+  const auto json_path = (dir.path / "zbh1.json").string();
+  const auto r = cli({"export", "-s", "zb-h1", "-p", "4", "-m", "8", "--format", "json", "-o",
+                      json_path});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains(json_path));
+  const Schedule expected = make_schedule("zb-h1", {.devices = 4, .microbatches = 8});
+  CHECK(load_schedule_file(json_path) == expected);
+
+  // A file converts to the other format.
+  const auto csv_path = (dir.path / "zbh1.csv").string();
+  CHECK(cli({"export", "-s", json_path, "--format", "pytorch-csv", "-o", csv_path}).code == 0);
+  Schedule back = load_schedule_file(csv_path);
+  back.name = expected.name;
+  CHECK(back == expected);
+  CHECK(dir.entries() == 2);
+}
+
+TEST_CASE("export errors leave no file behind", "[cli][schedule-io]") {
+  TempDir dir("errors");
+  const auto path = (dir.path / "out.csv").string();
+
+  // DualPipe runs two model replicas (two routes): PyTorch's CSV cannot express it.
+  const auto dual = cli({"export", "-s", "dualpipe", "-p", "4", "-m", "8", "--format",
+                         "pytorch-csv", "-o", path});
+  CHECK(dual.code == 3);
+  CHECK_THAT(dual.err, Catch::Contains("cannot be written as a PyTorch CSV"));
+  CHECK(dir.entries() == 0);
+
+  const auto unknown = cli({"export", "-s", "nope", "-p", "4", "-m", "8", "--format", "json", "-o",
+                            path});
+  CHECK(unknown.code == 3);
+  CHECK_THAT(unknown.err, Catch::Contains("unknown schedule 'nope'"));
+
+  const auto invalid = cli({"export", "-s", fixture("bad-duplicate.csv"), "--format", "json", "-o",
+                            path});
+  CHECK(invalid.code == 4);
+
+  CHECK(cli({"export", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "yaml", "-o", path}).code ==
+        2);
+  CHECK(cli({"export", "-s", "1f1b", "-p", "4", "-m", "8", "-o", path}).code == 2);
+  CHECK(cli({"export", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--format", "json"}).code == 3);
+  CHECK(cli({"export", "-s", "1f1b", "--format", "json"}).code == 3);
+  CHECK(dir.entries() == 0);
+
+  // Without -o, an error prints nothing to stdout.
+  const auto to_stdout =
+      cli({"export", "-s", "dualpipe", "-p", "4", "-m", "8", "--format", "pytorch-csv"});
+  CHECK(to_stdout.code == 3);
+  CHECK(to_stdout.out.empty());
+}

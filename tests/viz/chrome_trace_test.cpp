@@ -1,0 +1,380 @@
+// Tests of the Chrome trace writer (parsed back with nlohmann::json) and the JSON text helpers.
+#include "viz/chrome_trace.hpp"
+#include "viz/json_text.hpp"
+
+#include "schedules/registry.hpp"
+#include "sim/metrics.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace {
+
+using namespace ppsim;
+using nlohmann::json;
+
+Run make_run(std::string_view name, int p, int m, std::string_view costs) {
+  return run_schedule(make_schedule(name, {.devices = p, .microbatches = m}), parse_costs(costs));
+}
+
+std::string trace_text(const Run& run) {
+  std::ostringstream os;
+  write_chrome_trace(os, run);
+  return os.str();
+}
+
+json trace_json(const Run& run) { return json::parse(trace_text(run)); }
+
+// The exact value a reader gets for `ticks` written as microseconds.
+double us(Ticks t) { return static_cast<double>(t) / 1000.0; }
+
+std::vector<json> events_of(const json& trace, std::string_view ph) {
+  std::vector<json> out;
+  for (const json& e : trace.at("traceEvents"))
+    if (e.at("ph") == ph) out.push_back(e);
+  return out;
+}
+
+std::string expected_name(const Task& t) {
+  return std::string(kind_name(t.kind)) + std::to_string(t.microbatch);
+}
+
+// Two devices, two chunks each (loop placement: stages 0, 2 on device 0; 1, 3 on device 1).
+Schedule two_chunk_schedule() {
+  Schedule s = make_pipeline("two-chunks", 2, 1, loop_placement(2, 2));
+  const auto t = [](Kind k, int stage) { return Task::make(k, stage, 0); };
+  s.order[0] = {t(Kind::F, 0), t(Kind::F, 2), t(Kind::B, 2), t(Kind::W, 2), t(Kind::B, 0),
+                t(Kind::W, 0)};
+  s.order[1] = {t(Kind::F, 1), t(Kind::F, 3), t(Kind::B, 3), t(Kind::W, 3), t(Kind::B, 1),
+                t(Kind::W, 1)};
+  return s;
+}
+
+// Device 1 overlaps the F of micro-batch 1 with the B of micro-batch 0 in one FB.
+Schedule overlapped_schedule() {
+  Schedule s = make_pipeline("overlap", 2, 2, loop_placement(2, 1));
+  const auto t = [](Kind k, int stage, int mb) { return Task::make(k, stage, mb); };
+  s.order[0] = {t(Kind::F, 0, 0), t(Kind::F, 0, 1), t(Kind::B, 0, 0), t(Kind::W, 0, 0),
+                t(Kind::B, 0, 1), t(Kind::W, 0, 1)};
+  s.order[1] = {t(Kind::F, 1, 0), Task::overlapped(1, 1, Kind::B, 1, 0), t(Kind::W, 1, 0),
+                t(Kind::B, 1, 1), t(Kind::W, 1, 1)};
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("the trace has one complete event per task at its exact time", "[viz]") {
+  // 1.000001 ms = 1000001 ns: microseconds with three decimals, written exactly.
+  const Run run = make_run("zb-h1", 4, 8, "F=1.000001,B=1.5,W=0.7,comm=0.25");
+  const std::string text = trace_text(run);
+  const json trace = json::parse(text);
+  CHECK(trace.at("displayTimeUnit") == "ms");
+  CHECK(text.find("\"dur\":1000.001") != std::string::npos);
+
+  std::map<std::pair<int, std::string>, const TaskRun*> by_task;
+  for (const TaskRun& r : run.timeline.runs) by_task[{r.device, to_string(r.task)}] = &r;
+  REQUIRE(by_task.size() == run.timeline.runs.size());
+
+  const auto xs = events_of(trace, "X");
+  REQUIRE(xs.size() == run.timeline.runs.size());
+  std::set<std::pair<int, std::string>> seen;
+  for (const json& e : xs) {
+    const std::pair<int, std::string> key{e.at("pid").get<int>(),
+                                          e.at("args").at("task").get<std::string>()};
+    CAPTURE(key.first, key.second);
+    REQUIRE(by_task.count(key) == 1);
+    CHECK(seen.insert(key).second);
+    const TaskRun& r = *by_task.at(key);
+    CHECK(e.at("tid") == 0);
+    CHECK(e.at("ts").get<double>() == us(r.start));
+    CHECK(e.at("dur").get<double>() == us(r.end - r.start));
+    CHECK(e.at("name") == expected_name(r.task));
+    CHECK(e.at("cat") == std::string(kind_name(r.task.kind)));
+    CHECK(e.at("args").at("stage") == r.task.stage);
+    CHECK(e.at("args").at("chunk") == 0);
+    CHECK(e.at("args").at("microbatch") == r.task.microbatch);
+    CHECK(e.at("args").at("kind") == std::string(kind_name(r.task.kind)));
+  }
+}
+
+TEST_CASE("task names carry the chunk when a device holds several, and FB names both halves",
+          "[viz]") {
+  SECTION("two chunks per device") {
+    const Run run = run_schedule(two_chunk_schedule(), parse_costs("F=1,B=1,W=1"));
+    const json trace = trace_json(run);
+    std::multiset<std::string> names;
+    for (const json& e : events_of(trace, "X")) {
+      names.insert(e.at("name").get<std::string>());
+      const int stage = e.at("args").at("stage");
+      CHECK(e.at("args").at("chunk") == stage / 2);
+    }
+    CHECK(names == std::multiset<std::string>{"F0.c0", "F0.c0", "F0.c1", "F0.c1", "B0.c0",
+                                              "B0.c0", "B0.c1", "B0.c1", "W0.c0", "W0.c0",
+                                              "W0.c1", "W0.c1"});
+    std::set<std::string> flows;
+    for (const json& e : events_of(trace, "s")) flows.insert(e.at("name").get<std::string>());
+    CHECK(flows == std::set<std::string>{"F0.c0 -> stage 1", "F0.c0 -> stage 2",
+                                         "F0.c1 -> stage 3", "B0.c1 -> stage 2",
+                                         "B0.c1 -> stage 1", "B0.c0 -> stage 0"});
+  }
+  SECTION("an overlapped F and B") {
+    const Run run = run_schedule(overlapped_schedule(), parse_costs("F=1,B=1,W=1"));
+    const json trace = trace_json(run);
+    int fb = 0;
+    for (const json& e : events_of(trace, "X")) {
+      if (e.at("cat") != "FB") continue;
+      ++fb;
+      CHECK(e.at("name") == "F1+B0");
+      CHECK(e.at("dur").get<double>() == 2000.0);
+      const json& a = e.at("args");
+      CHECK(a.at("kind") == "FB");
+      CHECK(a.at("stage") == 1);
+      CHECK(a.at("microbatch") == 1);
+      CHECK(a.at("backward_kind") == "B");
+      CHECK(a.at("backward_stage") == 1);
+      CHECK(a.at("backward_chunk") == 0);
+      CHECK(a.at("backward_microbatch") == 0);
+    }
+    CHECK(fb == 1);
+    std::multiset<std::string> flows;
+    for (const json& e : events_of(trace, "f")) flows.insert(e.at("name").get<std::string>());
+    CHECK(flows == std::multiset<std::string>{"F0 -> stage 1", "F1 -> stage 1", "B0 -> stage 0",
+                                              "B1 -> stage 0"});
+  }
+}
+
+TEST_CASE("every device is a named process with one compute thread", "[viz]") {
+  const Run run = make_run("1f1b", 4, 8, "F=1,B=1,W=1");
+  const json trace = trace_json(run);
+  std::map<std::string, std::map<int, json>> meta;
+  for (const json& e : events_of(trace, "M")) {
+    CHECK(e.at("tid") == 0);
+    meta[e.at("name").get<std::string>()][e.at("pid").get<int>()] = e.at("args");
+  }
+  REQUIRE(meta.size() == 3);
+  for (int d = 0; d < 4; ++d) {
+    CAPTURE(d);
+    CHECK(meta.at("process_name").at(d).at("name") == "device " + std::to_string(d));
+    CHECK(meta.at("process_sort_index").at(d).at("sort_index") == d);
+    CHECK(meta.at("thread_name").at(d).at("name") == "compute");
+  }
+  CHECK(meta.at("process_name").size() == 4);
+}
+
+TEST_CASE("every message is one flow from the producer's end to the consumer's start", "[viz]") {
+  const Run run = make_run("zb-h1", 4, 8, "F=1,B=1,W=1,comm=0.25");
+  const json trace = trace_json(run);
+  const auto& comms = run.timeline.comms;
+  REQUIRE(!comms.empty());
+  const auto starts = events_of(trace, "s");
+  const auto ends = events_of(trace, "f");
+  REQUIRE(starts.size() == comms.size());
+  REQUIRE(ends.size() == comms.size());
+  std::map<std::uint64_t, json> s_by_id, f_by_id;
+  for (const json& e : starts) CHECK(s_by_id.emplace(e.at("id").get<std::uint64_t>(), e).second);
+  for (const json& e : ends) CHECK(f_by_id.emplace(e.at("id").get<std::uint64_t>(), e).second);
+  for (const auto& [id, s] : s_by_id) {
+    CAPTURE(id);
+    REQUIRE(id < comms.size());
+    REQUIRE(f_by_id.count(id) == 1);
+    const json& f = f_by_id.at(id);
+    const CommEvent& c = comms[id];
+    const TaskRun& from = run.timeline.runs[static_cast<std::size_t>(c.from)];
+    const TaskRun& to = run.timeline.runs[static_cast<std::size_t>(c.to)];
+    CHECK(s.at("pid") == from.device);
+    CHECK(s.at("ts").get<double>() == us(from.end));
+    CHECK(f.at("pid") == to.device);
+    CHECK(f.at("ts").get<double>() == us(to.start));
+    CHECK(f.at("bp") == "e");
+    CHECK(s.at("cat") == "comm");
+    CHECK(f.at("cat") == "comm");
+    CHECK(s.at("name") == f.at("name"));
+    const std::string expected = expected_name(from.task) + " -> stage " +
+                                 std::to_string(to.task.stage);
+    CHECK(s.at("name") == expected);
+  }
+}
+
+TEST_CASE("within a device, a flow start precedes the next slice and a flow end follows its own",
+          "[viz]") {
+  // comm = 0: a message leaves exactly when the next task of the sender starts.
+  const Run run = make_run("1f1b", 4, 4, "F=1,B=1,W=1,comm=0");
+  const json trace = trace_json(run);
+  const json& evs = trace.at("traceEvents");
+  std::map<int, double> last_ts;
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    const json& e = evs[i];
+    if (e.at("ph") == "M") continue;
+    const int pid = e.at("pid");
+    const double ts = e.at("ts");
+    CHECK(ts >= last_ts[pid]);  // time order per device
+    last_ts[pid] = ts;
+    if (e.at("ph") == "f") {
+      // The slice just before on this device (skipping counters) starts at the flow's time.
+      std::size_t j = i;
+      while (j > 0 && (evs[j - 1].at("ph") == "C" || evs[j - 1].at("ph") == "f")) --j;
+      REQUIRE(j > 0);
+      CHECK(evs[j - 1].at("ph") == "X");
+      CHECK(evs[j - 1].at("pid") == pid);
+      CHECK(evs[j - 1].at("ts").get<double>() == ts);
+    }
+    if (e.at("ph") == "s") {
+      // No slice of this device starting at this time was written before the flow start.
+      for (std::size_t j = 0; j < i; ++j) {
+        const json& x = evs[j];
+        if (x.at("ph") == "X" && x.at("pid") == pid) CHECK(x.at("ts").get<double>() < ts);
+      }
+    }
+  }
+}
+
+TEST_CASE("the memory counters follow memory_series and peak at the metrics' peak", "[viz]") {
+  CostSpec spec = parse_costs("F=1,B=1,W=1,comm=0.25,MW=0.5");
+  spec.memory_unit_bytes = 1024;
+  const Run run = run_schedule(make_schedule("zb-h1", {.devices = 4, .microbatches = 8}), spec);
+  const json trace = trace_json(run);
+  const auto series = memory_series(run.timeline, run.costs);
+  std::map<int, std::vector<std::pair<double, double>>> got, bytes;
+  for (const json& e : events_of(trace, "C")) {
+    const int pid = e.at("pid");
+    if (e.at("name") == "activation memory") {
+      REQUIRE(e.at("args").size() == 1);
+      got[pid].emplace_back(e.at("ts").get<double>(), e.at("args").at("M_B").get<double>());
+    } else {
+      CHECK(e.at("name") == "activation memory (bytes)");
+      bytes[pid].emplace_back(e.at("ts").get<double>(), e.at("args").at("bytes").get<double>());
+    }
+  }
+  double peak = 0;
+  for (int d = 0; d < 4; ++d) {
+    CAPTURE(d);
+    const auto& want = series[static_cast<std::size_t>(d)];
+    REQUIRE(got[d].size() == want.size());
+    REQUIRE(bytes[d].size() == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      CHECK(got[d][k].first == us(want[k].time));
+      CHECK(got[d][k].second == want[k].value);
+      CHECK(bytes[d][k].second == std::round(want[k].value * 1024));
+      peak = std::max(peak, got[d][k].second);
+    }
+  }
+  CHECK(peak == run.metrics.peak_memory);
+  CHECK(peak == 4);  // ZB-H1 keeps 1F1B's p M_B
+
+  SECTION("without a byte size there is no byte counter") {
+    const Run plain = make_run("zb-h1", 4, 8, "F=1,B=1,W=1");
+    for (const json& e : events_of(trace_json(plain), "C"))
+      CHECK(e.at("name") == "activation memory");
+  }
+}
+
+TEST_CASE("otherData holds the parameters and the metrics", "[viz]") {
+  const Run run = make_run("zb-h1", 4, 8, "F=2,B=2,W=2");
+  const json other = trace_json(run).at("otherData");
+  CHECK(other.at("parameters").at("schedule") == "zb-h1");
+  CHECK(other.at("parameters").at("devices") == "4");
+  CHECK(other.at("parameters").at("microbatches") == "8");
+  const json& m = other.at("metrics");
+  // Known answer (DESIGN.md): ZB-H1 at F = B = W = 2, p = 4, m = 8 costs 54 (ideal 48).
+  CHECK(m.at("cost_ms") == 54.0);
+  CHECK(m.at("ideal_ms") == 48.0);
+  CHECK(m.at("makespan_ms") == ticks_to_ms(run.metrics.makespan));
+  CHECK(m.at("bubble_rate") == run.metrics.bubble_rate);
+  CHECK(m.at("bubble_over_ideal") == run.metrics.bubble_over_ideal);
+  CHECK(m.at("idle_fraction") == run.metrics.idle_fraction);
+  CHECK(m.at("peak_memory") == run.metrics.peak_memory);
+  REQUIRE(m.at("per_device").size() == 4);
+  CHECK(m.at("per_device")[3].at("busy_ms") == 48.0);
+  CHECK(m.at("per_device")[3].at("device") == 3);
+}
+
+TEST_CASE("the trace is byte-identical on two calls", "[viz]") {
+  const Run run = make_run("zb-h2", 4, 8, "F=1,B=1.25,W=0.75,comm=0.1");
+  const std::string a = trace_text(run);
+  CHECK(a == trace_text(run));
+  CHECK(a == trace_text(make_run("zb-h2", 4, 8, "F=1,B=1.25,W=0.75,comm=0.1")));
+}
+
+TEST_CASE("a large run streams a valid trace", "[viz][.slow]") {
+  // 3 * 32 * 8192 = 786432 tasks.
+  const Run run = make_run("zb-h1", 32, 8192, "F=1,B=1,W=1,comm=0.05");
+  REQUIRE(run.timeline.runs.size() == 786432);
+  const std::string text = trace_text(run);
+  const json trace = json::parse(text);
+  CHECK(events_of(trace, "X").size() == 786432);
+}
+
+TEST_CASE("every registered schedule gives a trace with its tasks and named flows",
+          "[viz][property]") {
+  for (const ScheduleInfo& info : schedule_registry()) {
+    CAPTURE(info.name);
+    const Run run = make_run(info.name, 4, 8, "F=1,B=1,W=1,comm=0.1");
+    const json trace = trace_json(run);
+    CHECK(events_of(trace, "X").size() == run.timeline.runs.size());
+    const auto starts = events_of(trace, "s");
+    CHECK(starts.size() == run.timeline.comms.size());
+    CHECK(events_of(trace, "f").size() == run.timeline.comms.size());
+    for (const json& e : starts) {
+      const std::string name = e.at("name");
+      CAPTURE(name);
+      CHECK(name.find(" -> stage ") != std::string::npos);
+    }
+    const bool chunked = run.schedule.chunks() > 1;
+    for (const json& e : events_of(trace, "X")) {
+      const std::string name = e.at("name");
+      CAPTURE(name);
+      CHECK((name.find(".c") != std::string::npos) == chunked);
+      CHECK((name.find('+') != std::string::npos) == (e.at("cat") == "FB"));
+    }
+  }
+}
+
+TEST_CASE("JSON strings are quoted and escaped", "[viz]") {
+  std::string s;
+  append_json_string(s, "a\"b\\c\nd\te\x01g\x1f/\xc3\xa9");
+  CHECK(s == "\"a\\\"b\\\\c\\nd\\te\\u0001g\\u001f/\xc3\xa9\"");
+  CHECK(json::parse(s).get<std::string>() == "a\"b\\c\nd\te\x01g\x1f/\xc3\xa9");
+  std::string r;
+  append_json_string(r, "\r");
+  CHECK(r == "\"\\u000d\"");
+  std::string e;
+  append_json_string(e, "");
+  CHECK(e == "\"\"");
+}
+
+TEST_CASE("JSON numbers are the shortest round-trip text and never nan or inf", "[viz]") {
+  CHECK(json_number(1.5) == "1.5");
+  CHECK(json_number(0.1) == "0.1");
+  CHECK(json_number(3.0) == "3");
+  CHECK(json_number(-2.25) == "-2.25");
+  CHECK(json_number(-0.0) == "0");
+  CHECK(json_number(1.0 / 3.0) == "0.3333333333333333");
+  CHECK(json::parse(json_number(1e300)).get<double>() == 1e300);
+  CHECK(json::parse(json_number(1e-7)).get<double>() == 1e-7);
+  CHECK_THROWS_AS(json_number(std::numeric_limits<double>::quiet_NaN()), std::logic_error);
+  CHECK_THROWS_AS(json_number(std::numeric_limits<double>::infinity()), std::logic_error);
+  CHECK_THROWS_AS(json_number(-std::numeric_limits<double>::infinity()), std::logic_error);
+}
+
+TEST_CASE("ticks are written as exact microseconds", "[viz]") {
+  CHECK(ticks_to_us_text(1500) == "1.5");
+  CHECK(ticks_to_us_text(2000000) == "2000");
+  CHECK(ticks_to_us_text(0) == "0");
+  CHECK(ticks_to_us_text(1) == "0.001");
+  CHECK(ticks_to_us_text(10) == "0.01");
+  CHECK(ticks_to_us_text(999) == "0.999");
+  CHECK(ticks_to_us_text(1001) == "1.001");
+  CHECK(ticks_to_us_text(1234567) == "1234.567");
+  CHECK(ticks_to_us_text(-1500) == "-1.5");
+  CHECK(ticks_to_us_text(std::numeric_limits<Ticks>::max()) == "9223372036854775.807");
+  CHECK(ticks_to_us_text(std::numeric_limits<Ticks>::min()) == "-9223372036854775.808");
+  CHECK(ticks_to_ms_text(1500000) == "1.5");
+  CHECK(ticks_to_ms_text(1) == "0.000001");
+  CHECK(ticks_to_ms_text(54000000) == "54");
+}

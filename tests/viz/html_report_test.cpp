@@ -1,0 +1,158 @@
+// Tests of the HTML report and the sweep writers: structure, escaping, one rectangle per task,
+// colours per kind, one time scale, grid expansion, CSV, determinism.
+#include "viz/html_report.hpp"
+
+#include "schedules/registry.hpp"
+#include "sim/errors.hpp"
+#include "viz/svg.hpp"
+#include "viz/sweep.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ppsim;
+
+Run make_run(std::string_view name, int p, int m, std::string_view costs) {
+  return run_schedule(make_schedule(name, {.devices = p, .microbatches = m}), parse_costs(costs));
+}
+
+std::string report(const std::vector<Run>& runs) {
+  std::ostringstream os;
+  write_html_report(os, runs);
+  return os.str();
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("the report is one self-contained page with a section per schedule", "[viz][html]") {
+  const std::vector<Run> runs = {make_run("1f1b", 4, 8, "F=2,B=2,W=2"),
+                                 make_run("zb-h1", 4, 8, "F=2,B=2,W=2"),
+                                 make_run("zb-v", 4, 8, "F=2,B=2,W=2")};
+  const std::string html = report(runs);
+  CHECK(html.rfind("<!DOCTYPE html>\n<html lang=\"en\">", 0) == 0);
+  CHECK(html.ends_with("</body>\n</html>\n"));
+  CHECK(count(html, "<style>") == 1);
+  CHECK(count(html, "<script>") == 1);
+  // Nothing is fetched: no external scripts, styles, images or links.
+  CHECK(count(html, " src=") == 0);
+  CHECK(count(html, " href=") == 0);
+  CHECK(count(html, "https://") == 0);
+  CHECK(count(html, "http://") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  // One timeline per schedule, each named, one rect per task in total.
+  CHECK(count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\"") == 3);
+  std::size_t tasks = 0;
+  for (const Run& r : runs) {
+    tasks += r.schedule.task_count();
+    CHECK_THAT(html, Catch::Contains("<h3 class=\"schedule-name\">" + r.schedule.name + "</h3>"));
+  }
+  CHECK(count(html, "<rect class=\"task ") == tasks);
+  // The metrics table, two bar charts (bubble rate, peak memory) and the provenance.
+  CHECK(count(html, "<table class=\"metrics\">") == 1);
+  CHECK(count(html, "class=\"chart bars\"") == 2);
+  CHECK(count(html, "<rect class=\"bar\"") == 6);
+  CHECK_THAT(html, Catch::Contains("<td class=\"name\">cost provenance</td><td class=\"name\">"
+                                   "--costs F=2,B=2,W=2</td>"));
+  CHECK_THAT(html, Catch::Contains("<td>27.27%</td>"));  // 1F1B: (66 - 48) / 66
+}
+
+TEST_CASE("every timeline of a report uses the same time scale", "[viz][html]") {
+  const std::vector<Run> runs = {make_run("1f1b", 4, 8, "F=2,B=2,W=2"),
+                                 make_run("zb-h2", 4, 8, "F=2,B=2,W=2")};
+  const std::string html = report(runs);
+  std::vector<std::string> widths;
+  for (const std::string& line : lines_of(html)) {
+    if (line.find("class=\"timeline\"") == std::string::npos) continue;
+    const auto w = line.find(" width=\"");
+    widths.push_back(line.substr(w, line.find('"', w + 8) - w));
+  }
+  REQUIRE(widths.size() == 2);
+  CHECK(widths[0] == widths[1]);
+  CHECK_THAT(html, Catch::Contains("every timeline on one time scale (66 ms across)"));
+}
+
+TEST_CASE("the report escapes every name and colours tasks per kind", "[viz][html]") {
+  Run run = make_run("zb-h1", 2, 2, "F=1,B=1,W=1");
+  run.schedule.name = "<script>alert('x')</script>";
+  run.costs.source = "costs & \"friends\"";
+  run.parameters.emplace_back("<key>", "<value>");
+  const std::string html = report({run});
+  CHECK(count(html, "<script>") == 1);  // only the page's own
+  CHECK_THAT(html, Catch::Contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+  CHECK_THAT(html, Catch::Contains("costs &amp; &quot;friends&quot;"));
+  CHECK_THAT(html, Catch::Contains("&lt;key&gt;"));
+  CHECK_THAT(html, !Catch::Contains("<value>"));
+  for (const Kind k : {Kind::F, Kind::B, Kind::W}) {
+    CAPTURE(kind_name(k));
+    CHECK_THAT(html, Catch::Contains(fmt::format("class=\"task {} c0\"", kind_name(k))));
+    CHECK_THAT(html, Catch::Contains(fmt::format("fill=\"{}\"", task_fill(k, 0, 1))));
+  }
+}
+
+TEST_CASE("the report is byte-identical for the same runs", "[viz][html]") {
+  const std::vector<Run> runs = {make_run("interleaved-1f1b", 4, 8, "F=1,B=2,W=1,comm=0.1"),
+                                 make_run("dualpipe", 4, 8, "F=1,B=2,W=1,comm=0.1")};
+  CHECK(report(runs) == report(runs));
+}
+
+TEST_CASE("a sweep grid expands every combination with m innermost", "[viz][sweep]") {
+  SweepGrid g;
+  g.schedules = {"1f1b", "zb-h2"};
+  g.stages = {2, 4};
+  g.microbatches = {8, 16, 32};
+  g.mem_limits = {"", "2p"};
+  const auto points = expand_sweep_grid(g);
+  REQUIRE(points.size() == 2 * 2 * 3 * 2);
+  CHECK(points[0].schedule == "1f1b");
+  CHECK(points[0].stages == 2);
+  CHECK(points[0].microbatches == 8);
+  CHECK(points[1].microbatches == 16);
+  CHECK(points[2].microbatches == 32);
+  CHECK(points[3].mem_limit == "2p");
+  CHECK(points[6].stages == 4);
+  CHECK(points[12].schedule == "zb-h2");
+  for (const auto& pt : points) CHECK(pt.status == "ok");
+  g.microbatches.clear();
+  CHECK_THROWS_AS(expand_sweep_grid(g), ConfigError);
+}
+
+TEST_CASE("the sweep CSV has a header and one row per point, failures included", "[viz][sweep]") {
+  std::vector<SweepPoint> points(2);
+  points[0] = {"zb-h2", 4, 8, 0, "", "ok", "", 1, 96, 27, 24, 24, 0, 0, 7, -1};
+  points[1].schedule = "zb-h2";
+  points[1].stages = 4;
+  points[1].microbatches = 4;
+  points[1].status = "rejected";
+  points[1].reason = "zb-h2: needs microbatches >= 2*stages (got microbatches=4, stages=4)";
+  std::ostringstream os;
+  write_sweep_csv(os, points);
+  const auto lines = lines_of(os.str());
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,"
+                    "bubble_rate,bubble_over_ideal,peak_memory,reason");
+  CHECK(lines[1] == "zb-h2,4,8,0,,ok,1,96,27,24,24,0,0,7,");
+  CHECK(lines[2] == "zb-h2,4,4,0,,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*stages (got "
+                    "microbatches=4, stages=4)\"");
+  std::ostringstream html;
+  write_sweep_html(html, points, "--costs F=1");
+  CHECK(count(html.str(), "class=\"chart lines\"") == 2);
+  CHECK_THAT(html.str(), Catch::Contains("status-bad\">rejected</td>"));
+  CHECK_THAT(sweep_json(points), Catch::Contains("\"status\": \"rejected\""));
+}

@@ -1,0 +1,173 @@
+// Tests of the SVG timeline and charts: one rectangle per task, colours per kind, escaping, one
+// time scale, aggregation of large runs, and an approved golden timeline.
+#include "viz/svg.hpp"
+
+#include "schedules/registry.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using namespace ppsim;
+
+Run make_run(std::string_view name, int p, int m, std::string_view costs) {
+  return run_schedule(make_schedule(name, {.devices = p, .microbatches = m}), parse_costs(costs));
+}
+
+std::string svg_of(const Run& run, TimelineSvgOptions options = {}) {
+  std::ostringstream os;
+  write_timeline_svg(os, run, options);
+  return os.str();
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+// The value of attribute `name` of the first element that matches `head`.
+std::string attribute(const std::string& text, const std::string& head, const std::string& name) {
+  const auto at = text.find(head);
+  REQUIRE(at != std::string::npos);
+  const auto end = text.find('>', at);
+  const std::string tag = text.substr(at, end - at);
+  const std::string key = " " + name + "=\"";
+  const auto k = tag.find(key);
+  REQUIRE(k != std::string::npos);
+  const auto v = k + key.size();
+  return tag.substr(v, tag.find('"', v) - v);
+}
+
+} // namespace
+
+TEST_CASE("xml escaping covers the five specials and control characters", "[viz][svg]") {
+  CHECK(xml_escaped("<a href='x'>&\"</a>") == "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+  CHECK(xml_escaped("plain zb-h1") == "plain zb-h1");
+  CHECK(xml_escaped(std::string("a\x01z")) == "a&#xFFFD;z");
+}
+
+TEST_CASE("the timeline holds one rectangle per task, with idle gaps drawn", "[viz][svg]") {
+  for (const char* name : {"1f1b", "zb-h1", "zb-v", "dualpipe-v", "interleaved-1f1b"}) {
+    CAPTURE(name);
+    const Run run = make_run(name, 4, 8, "F=1,B=1,W=1");
+    const std::string svg = svg_of(run);
+    CHECK(count(svg, "<rect class=\"task ") == run.schedule.task_count());
+    CHECK(attribute(svg, "<svg", "data-tasks") == std::to_string(run.schedule.task_count()));
+    CHECK(attribute(svg, "<svg", "data-aggregated") == "false");
+    for (int d = 0; d < 4; ++d) CHECK(count(svg, ">device " + std::to_string(d) + "<") == 1);
+  }
+  // 1F1B idles in its steady state on device 0 (DESIGN: bubble (p-1)(F+B+W)).
+  const std::string svg = svg_of(make_run("1f1b", 4, 8, "F=1,B=1,W=1"));
+  CHECK(count(svg, "<rect class=\"idle\"") > 0);
+  CHECK_THAT(svg, Catch::Contains("device 0: idle"));
+  // zb-h2 at F = B = W has no bubble on the last device: its row has no idle rectangle.
+  const std::string h2 = svg_of(make_run("zb-h2", 4, 8, "F=1,B=1,W=1"));
+  const auto row3 = h2.substr(h2.find("data-device=\"3\""));
+  CHECK(count(row3.substr(0, row3.find("</g>")), "class=\"idle\"") == 0);
+}
+
+TEST_CASE("task rectangles are coloured by kind and shaded by chunk", "[viz][svg]") {
+  CHECK(task_fill(Kind::F, 0, 1) == "#4e79a7");
+  CHECK(task_fill(Kind::B, 0, 1) == "#59a14f");
+  CHECK(task_fill(Kind::W, 0, 1) == "#f28e2b");
+  CHECK(task_fill(Kind::BW, 0, 1) == "#b07aa1");
+  CHECK(task_fill(Kind::FB, 0, 1) == "#e15759");
+  CHECK(task_fill(Kind::F, 0, 2) == "#4e79a7");
+  CHECK(task_fill(Kind::F, 1, 2) != task_fill(Kind::F, 0, 2));  // chunk 1 lighter
+
+  const Run run = make_run("zb-v", 4, 8, "F=1,B=1,W=1");
+  const std::string svg = svg_of(run);
+  const std::regex rect("<rect class=\"task (F|B|W|BW|FB) c([0-9]+)\"[^>]* fill=\"(#[0-9a-f]{6})\"");
+  std::size_t seen = 0, chunk1 = 0;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), rect), end; it != end; ++it) {
+    const std::string kind = (*it)[1];
+    const int chunk = std::stoi((*it)[2]);
+    const Kind k = kind == "F" ? Kind::F : kind == "B" ? Kind::B : kind == "W" ? Kind::W
+                   : kind == "BW" ? Kind::BW : Kind::FB;
+    CHECK((*it)[3] == task_fill(k, chunk, 2));
+    ++seen;
+    if (chunk == 1) ++chunk1;
+  }
+  CHECK(seen == run.schedule.task_count());
+  CHECK(chunk1 == run.schedule.task_count() / 2);  // a V: half the tasks on chunk 1
+}
+
+TEST_CASE("the tooltip names stage, micro-batch, start and duration", "[viz][svg]") {
+  const std::string svg = svg_of(make_run("zb-h1", 4, 8, "F=2,B=2,W=2"));
+  // Device 3 runs F of micro-batch 0 on stage 3 after the three devices before it: 6 ms.
+  CHECK_THAT(svg, Catch::Contains(
+                      "device 3: 3F0: F stage 3, micro-batch 0; start 6 ms, duration 2 ms"));
+  CHECK_THAT(svg, Catch::Contains(">7</text>"));  // the micro-batch number fits in 2 ms
+}
+
+TEST_CASE("timelines drawn with one time span share one time scale", "[viz][svg]") {
+  const Run a = make_run("1f1b", 4, 8, "F=2,B=2,W=2");   // cost 66
+  const Run b = make_run("zb-h2", 4, 8, "F=2,B=2,W=2");  // makespan 54 (cost 48)
+  const Ticks span = std::max(a.metrics.makespan, b.metrics.makespan);
+  const std::string sa = svg_of(a, {.width = 660, .time_span = span});
+  const std::string sb = svg_of(b, {.width = 660, .time_span = span});
+  CHECK(attribute(sa, "<svg", "width") == attribute(sb, "<svg", "width"));
+  // 10 px per ms in both: the first task of device 1 (F0 at 2 ms) starts at 76 + 20 px.
+  const auto first_x = [](const std::string& svg, int d) {
+    const auto row = svg.substr(svg.find("data-device=\"" + std::to_string(d) + "\""));
+    return attribute(row, "<rect class=\"task", "x");
+  };
+  CHECK(first_x(sa, 1) == "96");
+  CHECK(first_x(sb, 1) == "96");
+}
+
+TEST_CASE("a run above the rectangle cap is drawn aggregated and says so", "[viz][svg]") {
+  const Run run = make_run("zb-h1", 4, 8, "F=1,B=1,W=1");
+  const std::string svg = svg_of(run, {.width = 200, .max_rects = 50});
+  CHECK(attribute(svg, "<svg", "data-aggregated") == "true");
+  CHECK(count(svg, "<rect class=\"task ") == 0);
+  CHECK(count(svg, "<rect class=\"agg ") > 0);
+  CHECK(count(svg, "<rect class=\"agg ") <= 4 * 200);
+  CHECK_THAT(svg, Catch::Contains("aggregated view: 96 tasks exceed the cap of 50"));
+}
+
+TEST_CASE("the timeline is deterministic and escapes the schedule name", "[viz][svg]") {
+  Run run = make_run("1f1b", 2, 2, "F=1,B=1,W=1");
+  run.schedule.name = "<x & \"y\">";
+  const std::string a = svg_of(run);
+  CHECK(a == svg_of(run));
+  CHECK_THAT(a, Catch::Contains("data-schedule=\"&lt;x &amp; &quot;y&quot;&gt;\""));
+  CHECK_THAT(a, !Catch::Contains("<x &"));
+}
+
+TEST_CASE("charts draw one bar per item and one point per value", "[viz][svg]") {
+  const std::vector<Bar> bars = {{"1f1b", 0.27, "27%"}, {"<zb>", 0.11, "11%"}};
+  std::ostringstream b;
+  write_bar_chart_svg(b, "bubble", bars);
+  CHECK(count(b.str(), "<rect class=\"bar\"") == 2);
+  CHECK_THAT(b.str(), Catch::Contains("&lt;zb&gt;"));
+
+  LineChart chart{"t", "m", "bubble", true, false,
+                  {{"a", {8, 16, 32}, {30, 20, 10}, {}}, {"b", {8, 64}, {5, 1}, {}}, {"c", {}, {}, {}}}};
+  std::ostringstream l;
+  write_line_chart_svg(l, chart);
+  CHECK(count(l.str(), "<circle") == 5);
+  CHECK(count(l.str(), "<polyline") == 2);  // c has no points: legend only
+  CHECK(count(l.str(), "data-series=") == 3);
+}
+
+TEST_CASE("the zb-h1 timeline at p = 4, m = 4 matches the approved golden SVG", "[viz][golden]") {
+  const std::string svg = svg_of(make_run("zb-h1", 4, 4, "F=1,B=1,W=1"), {.width = 400});
+  const std::string path = std::string(PPSIM_SOURCE_DIR) + "/data/golden/timeline_zb_h1_p4_m4.svg";
+  const char* approve = std::getenv("PPSIM_APPROVE");
+  if (approve != nullptr && std::string(approve) == "1") {
+    std::ofstream(path, std::ios::binary) << svg;
+    WARN("approved " << path);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) FAIL("missing golden file " << path << " (approve with PPSIM_APPROVE=1)");
+  std::ostringstream golden;
+  golden << in.rdbuf();
+  CHECK(svg == golden.str());
+}

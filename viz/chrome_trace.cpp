@@ -1,0 +1,381 @@
+// Chrome Trace Event Format writer, streamed by hand: millions of events without a JSON DOM.
+#include "viz/chrome_trace.hpp"
+
+#include "sim/dependencies.hpp"
+#include "viz/json_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+namespace {
+
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+
+constexpr std::size_t flush_bytes = std::size_t{1} << 20;
+
+// The text goes to a buffer that is handed to the stream in large pieces.
+class Sink {
+public:
+  explicit Sink(std::ostream& out) : out_(out) { buf_.reserve(flush_bytes + 4096); }
+  std::string& buf() { return buf_; }
+  void maybe_flush() {
+    if (buf_.size() >= flush_bytes) flush();
+  }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+private:
+  std::ostream& out_;
+  std::string buf_;
+};
+
+class TraceWriter {
+public:
+  TraceWriter(std::ostream& out, const Run& run)
+      : sink_(out), run_(run), tl_(run.timeline), topo_(run.schedule),
+        multi_chunk_(run.schedule.chunks() > 1) {}
+
+  void write() {
+    std::string& b = sink_.buf();
+    b += "{\"displayTimeUnit\":\"ms\",\n\"otherData\":";
+    write_other_data();
+    b += ",\n\"traceEvents\":[";
+    for (int d = 0; d < tl_.devices; ++d) write_metadata(d);
+    index_comms();
+    memory_ = memory_series(tl_, run_.costs);
+    for (int d = 0; d < tl_.devices; ++d) write_device(d);
+    sink_.buf() += "\n]}\n";
+    sink_.flush();
+  }
+
+private:
+  // What a device's block is made of; sorted by (ts, rank, seq, type, idx).
+  enum class Type : std::uint8_t { slice, flow_start, flow_end, counter };
+  struct Ev {
+    Ticks ts;
+    std::int64_t seq;
+    std::uint32_t idx;
+    std::uint8_t rank;
+    Type type;
+  };
+  // What a flow carries (a part) to which stage; found is false only for a foreign timeline.
+  struct FlowLabel {
+    Part part;
+    int to_stage{0};
+    bool found{false};
+  };
+  static bool before(const Ev& a, const Ev& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.seq != b.seq) return a.seq < b.seq;
+    if (a.type != b.type) return a.type < b.type;
+    return a.idx < b.idx;
+  }
+
+  // Starts a new element of traceEvents.
+  std::string& event() {
+    std::string& b = sink_.buf();
+    b += first_event_ ? "\n" : ",\n";
+    first_event_ = false;
+    return b;
+  }
+
+  void write_other_data() {
+    std::string& b = sink_.buf();
+    const Metrics& m = run_.metrics;
+    const auto ms = [](Ticks t) { return ticks_to_ms(t); };
+    b += "{\"schema\":\"ppsim.trace/1\",\"parameters\":{";
+    bool first = true;
+    for (const auto& [key, value] : run_.parameters) {
+      if (!first) b += ',';
+      first = false;
+      append_json_string(b, key);
+      b += ':';
+      append_json_string(b, value);
+    }
+    b += "},\n\"metrics\":{";
+    const auto field = [&](const char* key, double x, bool comma = true) {
+      b += '"';
+      b += key;
+      b += "\":";
+      append_json_number(b, x);
+      if (comma) b += ',';
+    };
+    field("makespan_ms", ms(m.makespan));
+    field("cost_ms", ms(m.cost));
+    field("ideal_ms", ms(m.ideal));
+    field("bubble_rate", m.bubble_rate);
+    field("bubble_over_ideal", m.bubble_over_ideal);
+    field("idle_fraction", m.idle_fraction);
+    field("peak_memory", m.peak_memory);
+    if (run_.costs.memory_unit_bytes > 0) field("peak_memory_bytes", m.peak_memory_bytes);
+    if (run_.mem_limit >= 0) field("mem_limit", run_.mem_limit);
+    b += "\"per_device\":[";
+    for (std::size_t i = 0; i < m.per_device.size(); ++i) {
+      const DeviceMetrics& dm = m.per_device[i];
+      b += i == 0 ? "{" : ",{";
+      field("device", dm.device);
+      field("busy_ms", ms(dm.busy));
+      field("span_ms", ms(dm.span));
+      field("idle_ms", ms(dm.idle));
+      field("peak_memory", dm.peak_memory, false);
+      b += '}';
+    }
+    b += "]}}";
+  }
+
+  void write_metadata(int d) {
+    const auto meta = [&](const char* name, const char* arg_key) -> std::string& {
+      std::string& b = event();
+      b += "{\"name\":\"";
+      b += name;
+      b += "\",\"ph\":\"M\",\"ts\":0,\"pid\":";
+      append_int(b, d);
+      b += ",\"tid\":0,\"args\":{\"";
+      b += arg_key;
+      b += "\":";
+      return b;
+    };
+    std::string& b1 = meta("process_name", "name");
+    b1 += "\"device ";
+    append_int(b1, d);
+    b1 += "\"}}";
+    std::string& b2 = meta("process_sort_index", "sort_index");
+    append_int(b2, d);
+    b2 += "}}";
+    std::string& b3 = meta("thread_name", "name");
+    b3 += "\"compute\"}}";
+  }
+
+  // Per device, the comms it sends and receives (CSR, in comm order).
+  void index_comms() {
+    const std::size_t P = ix(tl_.devices);
+    out_begin_.assign(P + 1, 0);
+    in_begin_.assign(P + 1, 0);
+    for (const CommEvent& c : tl_.comms) {
+      ++out_begin_[ix(tl_.runs[ix(c.from)].device) + 1];
+      ++in_begin_[ix(tl_.runs[ix(c.to)].device) + 1];
+    }
+    for (std::size_t d = 0; d < P; ++d) {
+      out_begin_[d + 1] += out_begin_[d];
+      in_begin_[d + 1] += in_begin_[d];
+    }
+    out_list_.resize(tl_.comms.size());
+    in_list_.resize(tl_.comms.size());
+    std::vector<std::uint32_t> o(out_begin_.begin(), out_begin_.end() - 1);
+    std::vector<std::uint32_t> i(in_begin_.begin(), in_begin_.end() - 1);
+    for (std::uint32_t c = 0; c < tl_.comms.size(); ++c) {
+      out_list_[o[ix(tl_.runs[ix(tl_.comms[c].from)].device)]++] = c;
+      in_list_[i[ix(tl_.runs[ix(tl_.comms[c].to)].device)]++] = c;
+    }
+    // Which of several messages between the same two runs a comm is (the simulator records
+    // them consecutively, in the order of the consumer's dependencies).
+    occurrence_.assign(tl_.comms.size(), 0);
+    for (std::size_t c = 1; c < tl_.comms.size(); ++c) {
+      const CommEvent& a = tl_.comms[c - 1];
+      const CommEvent& b = tl_.comms[c];
+      if (a.from == b.from && a.to == b.to) occurrence_[c] = occurrence_[c - 1] + 1;
+    }
+    flow_labels_.resize(tl_.comms.size());
+    for (std::uint32_t c = 0; c < tl_.comms.size(); ++c) flow_labels_[c] = flow_label(c);
+  }
+
+  void write_device(int d) {
+    events_.clear();
+    const int rb = tl_.device_begin[ix(d)];
+    const int re = tl_.device_begin[ix(d) + 1];
+    for (int r = rb; r < re; ++r) {
+      events_.push_back(Ev{tl_.runs[ix(r)].start, 2 * std::int64_t{r},
+                           static_cast<std::uint32_t>(r), 2, Type::slice});
+    }
+    // A flow start sits at its producer's end: before a slice starting at that time (rank 0),
+    // unless the producer has no duration and must itself come first.
+    for (std::uint32_t k = out_begin_[ix(d)]; k < out_begin_[ix(d) + 1]; ++k) {
+      const std::uint32_t c = out_list_[k];
+      const TaskRun& p = tl_.runs[ix(tl_.comms[c].from)];
+      const bool empty = p.end == p.start;
+      events_.push_back(Ev{p.end, 2 * std::int64_t{tl_.comms[c].from} + 1, c,
+                           static_cast<std::uint8_t>(empty ? 2 : 0), Type::flow_start});
+    }
+    // A flow end binds to the enclosing slice: right after its consumer's slice.
+    for (std::uint32_t k = in_begin_[ix(d)]; k < in_begin_[ix(d) + 1]; ++k) {
+      const std::uint32_t c = in_list_[k];
+      events_.push_back(Ev{tl_.runs[ix(tl_.comms[c].to)].start,
+                           2 * std::int64_t{tl_.comms[c].to} + 1, c, 2, Type::flow_end});
+    }
+    const auto& series = memory_[ix(d)];
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      events_.push_back(Ev{series[k].time, static_cast<std::int64_t>(k),
+                           static_cast<std::uint32_t>(k), 1, Type::counter});
+    }
+    std::sort(events_.begin(), events_.end(),
+              [](const Ev& a, const Ev& b) { return before(a, b); });
+    for (const Ev& e : events_) {
+      switch (e.type) {
+      case Type::slice: write_slice(tl_.runs[e.idx]); break;
+      case Type::flow_start: write_flow(e.idx, true); break;
+      case Type::flow_end: write_flow(e.idx, false); break;
+      case Type::counter: write_counter(d, series[e.idx]); break;
+      }
+      sink_.maybe_flush();
+    }
+  }
+
+  void append_part_name(std::string& b, Kind kind, int stage, int mb) const {
+    b += kind_name(kind);
+    append_int(b, mb);
+    if (multi_chunk_) {
+      b += ".c";
+      append_int(b, topo_.chunk_of(stage));
+    }
+  }
+
+  void write_slice(const TaskRun& r) {
+    const Task& t = r.task;
+    std::string& b = event();
+    b += "{\"name\":\"";
+    if (t.kind == Kind::FB) {
+      append_part_name(b, Kind::F, t.stage, t.microbatch);
+      b += '+';
+      append_part_name(b, t.kind2, t.stage2, t.microbatch2);
+    } else {
+      append_part_name(b, t.kind, t.stage, t.microbatch);
+    }
+    b += "\",\"cat\":\"";
+    b += kind_name(t.kind);
+    b += "\",\"ph\":\"X\",\"ts\":";
+    append_ticks_us(b, r.start);
+    b += ",\"dur\":";
+    append_ticks_us(b, r.end - r.start);
+    b += ",\"pid\":";
+    append_int(b, r.device);
+    b += ",\"tid\":0,\"args\":{\"task\":";
+    append_json_string(b, to_string(t));
+    b += ",\"stage\":";
+    append_int(b, t.stage);
+    b += ",\"chunk\":";
+    append_int(b, topo_.chunk_of(t.stage));
+    b += ",\"microbatch\":";
+    append_int(b, t.microbatch);
+    b += ",\"kind\":\"";
+    b += kind_name(t.kind);
+    b += '"';
+    if (t.kind == Kind::FB) {
+      b += ",\"backward_kind\":\"";
+      b += kind_name(t.kind2);
+      b += "\",\"backward_stage\":";
+      append_int(b, t.stage2);
+      b += ",\"backward_chunk\":";
+      append_int(b, topo_.chunk_of(t.stage2));
+      b += ",\"backward_microbatch\":";
+      append_int(b, t.microbatch2);
+    }
+    b += "}}";
+  }
+
+  // The part a comm carries and the consumer stage that needs it: the dependency of the
+  // consumer (in the simulator's order) that crosses devices and that the producer made.
+  [[nodiscard]] FlowLabel flow_label(std::uint32_t c) const {
+    const CommEvent& comm = tl_.comms[c];
+    const TaskRun& prod = tl_.runs[ix(comm.from)];
+    const TaskRun& cons = tl_.runs[ix(comm.to)];
+    int seen = 0;
+    FlowLabel label;
+    const auto half = [&](Kind kind, int stage, int mb) {
+      for_each_dependency_simple(topo_, kind, stage, mb, [&](const Part& q) {
+        if (label.found || topo_.device_of(q.stage) == cons.device) return;
+        bool made = false;
+        for_each_product(prod.task, [&](const Part& x) {
+          made = made || (x.kind == q.kind && x.stage == q.stage && x.microbatch == q.microbatch);
+        });
+        if (!made || seen++ != occurrence_[c]) return;
+        label = FlowLabel{q, stage, true};
+      });
+    };
+    const Task& t = cons.task;
+    if (t.kind == Kind::FB) {
+      half(Kind::F, t.stage, t.microbatch);
+      half(t.kind2, t.stage2, t.microbatch2);
+    } else {
+      half(t.kind, t.stage, t.microbatch);
+    }
+    return label;
+  }
+
+  void append_flow_name(std::string& b, std::uint32_t c) const {
+    const FlowLabel& label = flow_labels_[c];
+    if (!label.found) {  // not reachable for a timeline of the simulator; keep it readable
+      b += to_string(tl_.runs[ix(tl_.comms[c].from)].task);
+      b += " -> ";
+      b += to_string(tl_.runs[ix(tl_.comms[c].to)].task);
+      return;
+    }
+    append_part_name(b, label.part.kind, label.part.stage, label.part.microbatch);
+    b += " -> stage ";
+    append_int(b, label.to_stage);
+  }
+
+  void write_flow(std::uint32_t c, bool start) {
+    const CommEvent& comm = tl_.comms[c];
+    std::string& b = event();
+    b += "{\"name\":\"";
+    append_flow_name(b, c);
+    b += start ? "\",\"cat\":\"comm\",\"ph\":\"s\",\"id\":"
+               : "\",\"cat\":\"comm\",\"ph\":\"f\",\"bp\":\"e\",\"id\":";
+    append_int(b, c);
+    b += ",\"ts\":";
+    const TaskRun& r = tl_.runs[ix(start ? comm.from : comm.to)];
+    append_ticks_us(b, start ? r.end : r.start);
+    b += ",\"pid\":";
+    append_int(b, r.device);
+    b += ",\"tid\":0}";
+  }
+
+  void write_counter(int d, const MemoryPoint& p) {
+    std::string& b = event();
+    b += "{\"name\":\"activation memory\",\"ph\":\"C\",\"ts\":";
+    append_ticks_us(b, p.time);
+    b += ",\"pid\":";
+    append_int(b, d);
+    b += ",\"args\":{\"M_B\":";
+    append_json_number(b, p.value);
+    b += "}}";
+    // NOTE: a separate counter, not a second series of the first: the trace viewer stacks the
+    // series of one counter, and bytes would flatten M_B.
+    if (run_.costs.memory_unit_bytes > 0) {
+      std::string& b2 = event();
+      b2 += "{\"name\":\"activation memory (bytes)\",\"ph\":\"C\",\"ts\":";
+      append_ticks_us(b2, p.time);
+      b2 += ",\"pid\":";
+      append_int(b2, d);
+      b2 += ",\"args\":{\"bytes\":";
+      append_json_number(b2, std::round(p.value * run_.costs.memory_unit_bytes));
+      b2 += "}}";
+    }
+  }
+
+  Sink sink_;
+  const Run& run_;
+  const Timeline& tl_;
+  Topology topo_;
+  bool multi_chunk_;
+  bool first_event_{true};
+  std::vector<std::uint32_t> out_begin_, in_begin_, out_list_, in_list_;
+  std::vector<int> occurrence_;
+  std::vector<FlowLabel> flow_labels_;
+  std::vector<std::vector<MemoryPoint>> memory_;
+  std::vector<Ev> events_;
+};
+
+} // namespace
+
+void write_chrome_trace(std::ostream& out, const Run& run) { TraceWriter(out, run).write(); }
+
+} // namespace ppsim

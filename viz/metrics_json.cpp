@@ -1,0 +1,115 @@
+// Metrics as JSON and as text tables.
+#include "viz/metrics_json.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace ppsim {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson to_json(const Run& run) {
+  const Metrics& m = run.metrics;
+  const Schedule& s = run.schedule;
+  ojson j;
+  j["schema"] = "ppsim.metrics/1";
+  j["schedule"] = s.name;
+  j["devices"] = s.devices;
+  j["stages"] = s.stages();
+  j["chunks"] = s.chunks();
+  j["microbatches"] = s.microbatches;
+  j["placement"] = placement_name(s);
+  j["tasks"] = s.task_count();
+  j["makespan_ms"] = ticks_to_ms(m.makespan);
+  j["cost_ms"] = ticks_to_ms(m.cost);
+  j["ideal_ms"] = ticks_to_ms(m.ideal);
+  j["bubble_rate"] = m.bubble_rate;
+  j["bubble_over_ideal"] = m.bubble_over_ideal;
+  j["idle_fraction"] = m.idle_fraction;
+  j["peak_memory"] = m.peak_memory;
+  if (m.peak_memory_bytes > 0) j["peak_memory_bytes"] = m.peak_memory_bytes;
+  if (run.mem_limit >= 0) j["mem_limit"] = run.mem_limit;
+  j["comm_ms"] = ticks_to_ms(run.costs.comm);
+  j["costs"] = run.costs.source;
+  ojson per = ojson::array();
+  for (const DeviceMetrics& d : m.per_device) {
+    ojson e;
+    e["device"] = d.device;
+    e["busy_ms"] = ticks_to_ms(d.busy);
+    e["span_ms"] = ticks_to_ms(d.span);
+    e["idle_ms"] = ticks_to_ms(d.idle);
+    e["peak_memory"] = d.peak_memory;
+    if (run.costs.memory_unit_bytes > 0)
+      e["peak_memory_bytes"] = d.peak_memory * run.costs.memory_unit_bytes;
+    per.push_back(std::move(e));
+  }
+  j["per_device"] = std::move(per);
+  return j;
+}
+
+std::string percent(double x) { return fmt::format("{:.2f}%", 100.0 * x); }
+std::string memory(double x) { return fmt::format("{:.4g}", x); }
+
+} // namespace
+
+std::string metrics_json(const Run& run) {
+  return to_json(run).dump(2);
+}
+
+std::string metrics_json_array(std::span<const Run> runs) {
+  ojson a = ojson::array();
+  for (const Run& r : runs) a.push_back(to_json(r));
+  return a.dump(2);
+}
+
+std::string format_ms(Ticks t) {
+  const bool negative = t < 0;
+  const auto u = static_cast<unsigned long long>(negative ? -t : t);
+  std::string s = fmt::format("{}{}", negative ? "-" : "", u / 1'000'000ULL);
+  auto frac = u % 1'000'000ULL;
+  if (frac != 0) {
+    std::string digits = fmt::format("{:06}", frac);
+    while (digits.back() == '0') digits.pop_back();
+    s += "." + digits;
+  }
+  return s;
+}
+
+void write_run_report(std::ostream& out, const Run& run) {
+  const Metrics& m = run.metrics;
+  for (const auto& [key, value] : run.parameters) out << fmt::format("{:<13} {}\n", key, value);
+  out << fmt::format("{:<13} {} ms\n", "makespan", format_ms(m.makespan));
+  out << fmt::format("{:<13} {} ms   (max per-device span)\n", "cost", format_ms(m.cost));
+  out << fmt::format("{:<13} {} ms   (max per-device busy)\n", "ideal", format_ms(m.ideal));
+  out << fmt::format("{:<13} {}   (cost - ideal) / cost\n", "bubble rate", percent(m.bubble_rate));
+  out << fmt::format("{:<13} {}   (cost - ideal) / ideal\n", "bubble/ideal",
+                     percent(m.bubble_over_ideal));
+  out << fmt::format("{:<13} {}\n", "idle", percent(m.idle_fraction));
+  out << fmt::format("{:<13} {} M_B", "peak memory", memory(m.peak_memory));
+  if (m.peak_memory_bytes > 0) out << fmt::format("  ({:.4g} MiB)", m.peak_memory_bytes / 1048576.0);
+  out << "\n\n";
+  out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", "device", "busy_ms", "span_ms",
+                     "idle_ms", "peak_M_B");
+  for (const DeviceMetrics& d : m.per_device)
+    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", d.device, format_ms(d.busy),
+                       format_ms(d.span), format_ms(d.idle), memory(d.peak_memory));
+}
+
+void write_compare_table(std::ostream& out, std::span<const Run> runs) {
+  out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}\n",
+                     "schedule", "p", "m", "v", "makespan_ms", "cost_ms", "ideal_ms", "bubble",
+                     "b/ideal", "idle", "peak_M_B");
+  for (const Run& r : runs) {
+    const Metrics& m = r.metrics;
+    out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}\n",
+                       r.schedule.name, r.schedule.devices, r.schedule.microbatches,
+                       r.schedule.chunks(), format_ms(m.makespan), format_ms(m.cost),
+                       format_ms(m.ideal), percent(m.bubble_rate), percent(m.bubble_over_ideal),
+                       percent(m.idle_fraction), memory(m.peak_memory));
+  }
+}
+
+} // namespace ppsim

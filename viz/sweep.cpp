@@ -1,0 +1,211 @@
+// Sweep grids and their writers.
+#include "viz/sweep.hpp"
+
+#include "sim/errors.hpp"
+#include "viz/html_report.hpp"
+#include "viz/json_text.hpp"
+#include "viz/svg.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+#include <tuple>
+
+namespace ppsim {
+
+namespace {
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string chunks_text(int v) { return v > 0 ? fmt::format("{}", v) : "default"; }
+std::string limit_text(const std::string& m) { return m.empty() ? "none" : m; }
+
+} // namespace
+
+std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
+  const auto need = [](bool empty, const char* what) {
+    if (empty) throw ConfigError(fmt::format("sweep: {} has no values", what));
+  };
+  need(g.schedules.empty(), "--schedule");
+  need(g.stages.empty(), "--stages");
+  need(g.microbatches.empty(), "--microbatches");
+  need(g.chunks.empty(), "--chunks");
+  need(g.mem_limits.empty(), "--mem-limit");
+  std::vector<SweepPoint> points;
+  points.reserve(g.schedules.size() * g.stages.size() * g.chunks.size() * g.mem_limits.size() *
+                 g.microbatches.size());
+  for (const auto& s : g.schedules)
+    for (const int p : g.stages)
+      for (const int v : g.chunks)
+        for (const auto& limit : g.mem_limits)
+          for (const int m : g.microbatches) {
+            SweepPoint pt;
+            pt.schedule = s;
+            pt.stages = p;
+            pt.microbatches = m;
+            pt.chunks = v;
+            pt.mem_limit = limit;
+            points.push_back(std::move(pt));
+          }
+  return points;
+}
+
+void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points) {
+  out << fmt::format("{:<18} {:>4} {:>5} {:>7} {:>9} {:<10} {:>12} {:>8} {:>8}  {}\n", "schedule",
+                     "p", "m", "v", "mem_limit", "status", "cost_ms", "bubble", "peak_M_B",
+                     "reason");
+  for (const SweepPoint& pt : points) {
+    const bool ok = pt.ok();
+    out << fmt::format("{:<18} {:>4} {:>5} {:>7} {:>9} {:<10} {:>12} {:>8} {:>8}  {}\n",
+                       pt.schedule, pt.stages, pt.microbatches,
+                       ok ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
+                       limit_text(pt.mem_limit), pt.status, ok ? json_number(pt.cost_ms) : "-",
+                       ok ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
+                       ok ? fmt::format("{:.4g}", pt.peak_memory) : "-", pt.reason);
+  }
+}
+
+void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points) {
+  out << "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,bubble_rate,"
+         "bubble_over_ideal,peak_memory,reason\n";
+  for (const SweepPoint& pt : points) {
+    std::string line = fmt::format("{},{},{},{},{},{},", csv_field(pt.schedule), pt.stages,
+                                   pt.microbatches, pt.chunks, csv_field(pt.mem_limit), pt.status);
+    if (pt.ok()) {
+      line += fmt::format("{},{},{},{},{},{},{},{},", pt.run_chunks, pt.tasks,
+                          json_number(pt.makespan_ms), json_number(pt.cost_ms),
+                          json_number(pt.ideal_ms), json_number(pt.bubble_rate),
+                          json_number(pt.bubble_over_ideal), json_number(pt.peak_memory));
+    } else {
+      line += ",,,,,,,,";
+    }
+    line += csv_field(pt.reason);
+    out << line << '\n';
+  }
+}
+
+std::string sweep_json(std::span<const SweepPoint> points) {
+  using ojson = nlohmann::ordered_json;
+  ojson all = ojson::array();
+  for (const SweepPoint& pt : points) {
+    ojson j;
+    j["schedule"] = pt.schedule;
+    j["p"] = pt.stages;
+    j["m"] = pt.microbatches;
+    j["v"] = pt.chunks;
+    if (pt.mem_limit.empty()) j["mem_limit"] = nullptr;
+    else j["mem_limit"] = pt.mem_limit;
+    j["status"] = pt.status;
+    if (!pt.ok()) {
+      j["reason"] = pt.reason;
+    } else {
+      j["chunks"] = pt.run_chunks;
+      j["tasks"] = pt.tasks;
+      j["makespan_ms"] = pt.makespan_ms;
+      j["cost_ms"] = pt.cost_ms;
+      j["ideal_ms"] = pt.ideal_ms;
+      j["bubble_rate"] = pt.bubble_rate;
+      j["bubble_over_ideal"] = pt.bubble_over_ideal;
+      j["peak_memory"] = pt.peak_memory;
+      if (pt.mem_limit_mb >= 0) j["mem_limit_mb"] = pt.mem_limit_mb;
+    }
+    all.push_back(std::move(j));
+  }
+  ojson doc;
+  doc["schema"] = "ppsim.sweep/1";
+  doc["points"] = std::move(all);
+  return doc.dump(2);
+}
+
+void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
+                      const std::string& costs) {
+  std::ostringstream page;
+  write_html_head(page, "ppsim sweep");
+  std::size_t ok = 0;
+  for (const SweepPoint& pt : points)
+    if (pt.ok()) ++ok;
+  page << fmt::format("<p class=\"sub\">{} points, {} ran, {} did not (listed with their reason); "
+                      "costs: {}</p>\n",
+                      points.size(), ok, points.size() - ok, xml_escaped(costs));
+
+  // Curves keyed in first-appearance order, so the page follows the command line's order.
+  const auto series_of = [](std::vector<LineSeries>& all, const std::string& name) -> LineSeries& {
+    for (LineSeries& s : all)
+      if (s.name == name) return s;
+    all.push_back(LineSeries{name, {}, {}, {}});
+    return all.back();
+  };
+  LineChart by_m{"bubble rate against micro-batches", "micro-batches m", "bubble rate (%)", true,
+                 false, {}};
+  LineChart by_mem{"bubble rate against peak activation memory (one curve per shape)",
+                   "peak memory per device (M_B)", "bubble rate (%)", false, true, {}};
+  std::map<std::string, std::vector<std::tuple<double, double, std::string>>> mem_points;
+  std::vector<std::string> mem_order;
+  for (const SweepPoint& pt : points) {
+    std::string name = fmt::format("{} p={}", pt.schedule, pt.stages);
+    if (pt.chunks > 0) name += fmt::format(" v={}", pt.chunks);
+    const std::string mem_name = name + fmt::format(" m={}", pt.microbatches);
+    if (!pt.mem_limit.empty()) name += " mem=" + pt.mem_limit;
+    LineSeries& s = series_of(by_m.series, name);
+    if (!mem_points.contains(mem_name)) mem_order.push_back(mem_name);
+    auto& mp = mem_points[mem_name];
+    if (!pt.ok()) continue;
+    const std::string tip =
+        fmt::format("{} m={} mem limit {}: bubble {:.2f}%, cost {} ms, peak {:.4g} M_B", name,
+                    pt.microbatches, limit_text(pt.mem_limit), 100 * pt.bubble_rate,
+                    json_number(pt.cost_ms), pt.peak_memory);
+    s.x.push_back(pt.microbatches);
+    s.y.push_back(100 * pt.bubble_rate);
+    s.tips.push_back(tip);
+    mp.emplace_back(pt.peak_memory, 100 * pt.bubble_rate, tip);
+  }
+  for (const std::string& name : mem_order) {
+    auto pts = mem_points[name];
+    std::stable_sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    LineSeries s{name, {}, {}, {}};
+    for (const auto& [x, y, tip] : pts) {
+      s.x.push_back(x);
+      s.y.push_back(y);
+      s.tips.push_back(tip);
+    }
+    by_mem.series.push_back(std::move(s));
+  }
+  page << "<div class=\"charts\">\n";
+  write_line_chart_svg(page, by_m);
+  write_line_chart_svg(page, by_mem);
+  page << "</div>\n<h2>Points</h2>\n<table class=\"sweep\">\n<tr><th class=\"name\">schedule</th>"
+          "<th>p</th><th>m</th><th>v</th><th>mem limit</th><th class=\"name\">status</th>"
+          "<th>cost ms</th><th>bubble rate</th><th>peak M_B</th><th class=\"name\">reason</th>"
+          "</tr>\n";
+  for (const SweepPoint& pt : points) {
+    const bool good = pt.ok();
+    page << fmt::format(
+        "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td class=\"name {}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"name\">{}</td>"
+        "</tr>\n",
+        xml_escaped(pt.schedule), pt.stages, pt.microbatches,
+        good ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
+        xml_escaped(limit_text(pt.mem_limit)), good ? "status-ok" : "status-bad", pt.status,
+        good ? json_number(pt.cost_ms) : "-",
+        good ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
+        good ? fmt::format("{:.4g}", pt.peak_memory) : "-", xml_escaped(pt.reason));
+  }
+  page << "</table>\n";
+  write_html_tail(page);
+  out << page.str();
+}
+
+} // namespace ppsim
