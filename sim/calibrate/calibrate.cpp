@@ -495,6 +495,8 @@ CalibrationResult run_calibration(const CalibrationOptions& options) {
   r.machine.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
   r.machine.onednn_version = onednn_version();
   r.machine.isa = onednn_isa();
+  if (std::ifstream load("/proc/loadavg"); !(load >> r.machine.load_average))
+    r.machine.load_average = -1;
   return r;
 }
 
@@ -632,6 +634,8 @@ std::string cost_file_json(const CalibrationResult& r) {
   prov["onednn_version"] = r.machine.onednn_version;
   prov["isa"] = r.machine.isa;
   prov["gemm"] = r.machine.gemm;
+  prov["load_average_1m"] = r.machine.load_average;
+  prov["load_note"] = "other processes on the machine inflate medians; calibrate on a quiet machine";
   prov["threads"] = o.threads;
   prov["repeats"] = r.repeats;
   prov["warmups"] = r.warmups;

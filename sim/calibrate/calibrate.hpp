@@ -94,6 +94,7 @@ struct MachineInfo {
   std::string onednn_version;
   std::string isa;
   std::string gemm;  ///< dnnl_sgemm, or the matmul implementation(s)
+  double load_average{-1};  ///< 1-minute load average while timing (/proc/loadavg), -1 unknown
 };
 
 /// Everything a cost file holds.

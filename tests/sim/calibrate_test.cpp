@@ -37,7 +37,7 @@ CalibrationResult synthetic_result() {
   r.memory_unit_bytes = 40960;
   r.comm = {8192, 0.000321, 25.5, true, 0.125};
   r.gradient_check = {40, 24, 2, "f32", 3e-7, 2e-7, 1e-4, 8, true};
-  r.machine = {"Test CPU (family 6, model 1)", 2, "2.6.3", "avx512_core_amx", "dnnl_sgemm"};
+  r.machine = {"Test CPU (family 6, model 1)", 2, "2.6.3", "avx512_core_amx", "dnnl_sgemm", 0.5};
   return r;
 }
 
