@@ -47,10 +47,10 @@ struct Evaluated {
 [[nodiscard]] std::optional<Evaluated> evaluate(const Schedule& schedule, const CostModel& costs,
                                                 double limit);
 
-/// Runs the greedy under every option combination, adds `seeds` (kept only when they meet the
-/// limit; the first of equal cost wins, seeds first), then moves single W earlier or later while
-/// that lowers (cost, sum of spans), within a budget of simulated tasks. Throws InfeasibleError
-/// when the limit is below least_memory_limit(). The result is named `name`.
+/// Runs the greedy under every option combination, then `seeds` (each kept only when it meets
+/// the limit; of equal (cost, sum of spans) the first wins), then swaps neighbouring tasks while
+/// that lowers (cost, sum of spans), within a budget of simulated tasks (deterministic). Throws
+/// InfeasibleError when the limit is below least_memory_limit(). The result is named `name`.
 [[nodiscard]] Schedule search_best(std::string_view name, const Schedule& skeleton,
                                    const CostModel& costs, double limit,
                                    const std::vector<Schedule>& seeds);

@@ -168,7 +168,7 @@ private:
     const auto& stages = dev_stages_[ix(d)];
     // the next backward: earliest micro-batch first, then the later stage on the route
     int b_st = -1, b_j = 0;
-    Ticks b_ready = kNever, b_guess = kNever;
+    Ticks b_guess = kNever;
     int guess_j = M_;
     for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
       const int st = *it, j = nextB_[ix(st)];
@@ -176,7 +176,7 @@ private:
       const Ticks r = ready_b(st, j);
       const Ticks g = r != kNever ? r : endF_[at(st, j)] + tail_[ix(st)];
       if (g < b_guess || (g == b_guess && j < guess_j)) b_guess = g, guess_j = j;
-      if (r <= t && (b_st < 0 || j < b_j)) b_st = st, b_j = j, b_ready = r;
+      if (r <= t && (b_st < 0 || j < b_j)) b_st = st, b_j = j;
     }
     const double b_up = b_st >= 0 ? std::max(0.0, costs_.memory_delta(Kind::B, b_st)) : 0.0;
     if (b_st >= 0 && o_.keep_inflight && nB_[ix(d)] > 0 && !force &&
@@ -191,7 +191,6 @@ private:
       }
       return true;
     }
-    (void)b_ready;
     // the next forward
     int f_st = -1, f_j = 0;
     Ticks f_next = kNever;

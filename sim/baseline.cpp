@@ -3,6 +3,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/json_reader.hpp"
+#include "sim/text_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -124,12 +125,7 @@ double baseline_metric(const Metrics& m, std::string_view name) {
 
 Baseline parse_baseline_json(std::string_view text, std::string_view where,
                              bool require_expected) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: not valid JSON: {}", where, e.what()));
-  }
+  const json doc = detail::parse_document(text, where);
   const JsonReader r{where};
   r.object(doc, "");
   Baseline b;
@@ -166,11 +162,7 @@ Baseline parse_baseline_json(std::string_view text, std::string_view where,
 }
 
 Baseline load_baseline_file(const std::string& path, bool require_expected) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open the baseline file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_baseline_json(text.str(), path, require_expected);
+  return parse_baseline_json(read_text_file(path, "baseline file"), path, require_expected);
 }
 
 std::string baseline_json(const Baseline& b) {

@@ -3,6 +3,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/json_reader.hpp"
+#include "sim/text_file.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -98,12 +99,7 @@ CostSpec parse_costs(std::string_view text) {
 using detail::JsonReader;
 
 CostSpec parse_cost_json(std::string_view text, std::string_view where) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: not valid JSON: {}", where, e.what()));
-  }
+  const json doc = detail::parse_document(text, where);
   const JsonReader r{where};
   r.object(doc, "");
   CostSpec spec;
@@ -162,11 +158,7 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
 }
 
 CostSpec load_cost_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open the cost file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_cost_json(text.str(), path);
+  return parse_cost_json(read_text_file(path, "cost file"), path);
 }
 
 CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {

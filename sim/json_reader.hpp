@@ -14,6 +14,15 @@
 
 namespace ppsim::detail {
 
+/// Parses a whole document; ConfigError `where: not valid JSON: ...` when it is not JSON.
+inline nlohmann::json parse_document(std::string_view text, std::string_view where) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(fmt::format("{}: not valid JSON: {}", where, e.what()));
+  }
+}
+
 /// Reads values of a parsed document; every failure is a ConfigError `where: /path: what`.
 struct JsonReader {
   std::string_view where;

@@ -3,6 +3,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/json_reader.hpp"
+#include "sim/text_file.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -239,13 +240,9 @@ Schedule load_schedule_file(const std::string& path) {
     throw ConfigError(fmt::format("{}: a schedule file must end in .csv (PyTorch compute-only) "
                                   "or .json (ppsim.schedule/1)",
                                   path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open the schedule file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError(fmt::format("{}: cannot read the schedule file", path));
-  return ends_with_nocase(path, ".csv") ? parse_pytorch_csv(text.str(), path)
-                                        : parse_schedule_json(text.str(), path);
+  const std::string text = read_text_file(path, "schedule file");
+  return ends_with_nocase(path, ".csv") ? parse_pytorch_csv(text, path)
+                                        : parse_schedule_json(text, path);
 }
 
 Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
@@ -324,12 +321,7 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
 }
 
 Schedule parse_schedule_json(std::string_view text, std::string_view where) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: not valid JSON: {}", where, e.what()));
-  }
+  const json doc = detail::parse_document(text, where);
   const JsonReader r{where};
   r.object(doc, "");
   Schedule s;
