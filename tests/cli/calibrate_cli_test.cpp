@@ -1,44 +1,16 @@
 // Tests of `ppsim calibrate` and --calibrate through run_cli: output, files, exit codes.
-#include "cli/cli.hpp"
 #include "sim/cost_model.hpp"
+#include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <unistd.h>
 
 using namespace ppsim;
+using namespace ppsim::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("ppsim-calibrate-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 const std::vector<std::string> kSmall = {"calibrate", "--dim", "16", "--tokens", "8", "--repeats", "1"};
 
@@ -64,7 +36,7 @@ TEST_CASE("calibrate --json prints a cost file the loader accepts", "[cli][calib
 }
 
 TEST_CASE("calibrate -o writes the file atomically and prints a summary", "[cli][calibrate]") {
-  TempDir dir;
+  TempDir dir("calibrate-test");
   const auto file = dir / "costs.json";
   const auto r = cli(small({"--blocks-per-stage", "3,2", "--comm", "0.05", "-o", file}));
   REQUIRE(r.code == 0);
@@ -92,7 +64,7 @@ TEST_CASE("calibrate usage errors exit 2", "[cli][calibrate]") {
 
 TEST_CASE("calibrate bad values exit 3 with the value named and write nothing",
           "[cli][calibrate]") {
-  TempDir dir;
+  TempDir dir("calibrate-test");
   const auto file = dir / "never.json";
   struct Case {
     std::vector<std::string> args;
@@ -137,7 +109,7 @@ TEST_CASE("simulate and compare calibrate first with --calibrate", "[cli][calibr
 }
 
 TEST_CASE("the shipped example profile drives compare", "[cli][calibrate]") {
-  const std::string file = std::string(PPSIM_SOURCE_DIR) + "/data/costs/example-mlp.json";
+  const std::string file = source_path("data/costs/example-mlp.json");
   const auto spec = load_cost_file(file);
   CHECK(spec.stages.size() == 4);
   CHECK(spec.memory_unit_bytes > 0);

@@ -1,52 +1,15 @@
 // Tests of the command line through run_cli: output, JSON schema, exit codes, error messages.
-#include "cli/cli.hpp"
+#include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <unistd.h>
 
 using namespace ppsim;
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-// A scratch directory removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("ppsim-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name, const std::string& text) const {
-    const auto p = path / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-} // namespace
+using namespace ppsim::test;
 
 TEST_CASE("list names every schedule with its constraint", "[cli]") {
   const auto r = cli({"list"});
@@ -100,8 +63,8 @@ TEST_CASE("compare prints one row per schedule, or a JSON array", "[cli]") {
   CHECK(doc[2]["cost_ms"] == 48.0);
 }
 
-TEST_CASE("--trace writes a Chrome trace per schedule, atomically", "[cli]") {
-  TempDir dir;
+TEST_CASE("the --trace option writes a Chrome trace per schedule, atomically", "[cli]") {
+  TempDir dir("cli-test");
   const auto r = cli({"compare", "-s", "1f1b,zb-h1", "-p", "2", "-m", "4", "--trace", dir / "t.json"});
   REQUIRE(r.code == 0);
   CHECK(fs::exists(dir / "t-1f1b.json"));
@@ -112,13 +75,11 @@ TEST_CASE("--trace writes a Chrome trace per schedule, atomically", "[cli]") {
   REQUIRE(one.code == 0);
   CHECK(fs::exists(dir / "one.json"));
   // nothing but the outputs: no temporary left behind
-  int files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path)) ++files;
-  CHECK(files == 3);
+  CHECK(dir.entries() == 3);
 }
 
 TEST_CASE("a failing run writes no output file at all", "[cli]") {
-  TempDir dir;
+  TempDir dir("cli-test");
   const auto r = cli({"simulate", "-s", "zb-h2", "-p", "4", "-m", "5", "--trace", dir / "t.json"});
   CHECK(r.code == 3);
   CHECK_FALSE(fs::exists(dir / "t.json"));
@@ -171,7 +132,7 @@ TEST_CASE("bad values exit 3 and say where and what", "[cli]") {
 }
 
 TEST_CASE("a malformed cost file exits 3 naming the file and the JSON path", "[cli]") {
-  TempDir dir;
+  TempDir dir("cli-test");
   const auto broken = dir.file("broken.json", "{\"schema\": \"ppsim.costs/1\", \"stages\": [");
   const auto unknown = dir.file("unknown.json",
                                 R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1,"speed":3}]})");
@@ -195,15 +156,15 @@ TEST_CASE("a handcrafted schedule above --mem-limit exits 5 naming the device an
   CHECK(cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "1.5p"}).code == 0);
 }
 
-TEST_CASE("--costs on top of a cost file overrides it", "[cli]") {
-  TempDir dir;
+TEST_CASE("the --costs option on top of a cost file overrides it", "[cli]") {
+  TempDir dir("cli-test");
   const auto file = dir.file("c.json", R"({"schema":"ppsim.costs/1","comm":1,"stages":[{"F":2,"B":2,"W":2}]})");
   const auto r = cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs-file", file, "--costs", "comm=0", "--json"});
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["cost_ms"] == 66.0);
 }
 
-TEST_CASE("--critical-path prints the chain that sets the makespan", "[cli]") {
+TEST_CASE("the --critical-path option prints the chain that sets the makespan", "[cli]") {
   const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs", "F=1,B=1,W=1", "--critical-path"});
   REQUIRE(r.code == 0);
   // 1F1B at p=2, m=2, F=1, BW=2: 0F0 1F0 1BW0 0BW0 ... the makespan is 9 ms.

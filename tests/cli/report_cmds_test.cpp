@@ -1,73 +1,28 @@
 // Tests of `ppsim sweep`, `ppsim check` and `compare --html` through run_cli, and of the
 // committed baselines (every schedule covered, all passing, the known answers in them).
-#include "cli/cli.hpp"
 #include "schedules/registry.hpp"
 #include "sim/baseline.hpp"
+#include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <tuple>
-#include <unistd.h>
 
 using namespace ppsim;
+using namespace ppsim::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("ppsim-report-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name, const std::string& text) const {
-    const auto p = path / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) out.push_back(line);
   return out;
-}
-
-std::string source_dir() {
-  const char* env = std::getenv("PPSIM_SOURCE_DIR");
-  return env != nullptr ? env : PPSIM_SOURCE_DIR;
 }
 
 // Two cases without expected metrics; `ppsim check --update` approves them.
@@ -84,7 +39,7 @@ const char* unapproved = R"({
 std::string with_zb_h1_cost(const TempDir& dir, double cost) {
   const std::string path = dir.file("b.json", unapproved);
   REQUIRE(cli({"check", "--baseline", path, "--update"}).code == 0);
-  auto doc = nlohmann::json::parse(read(path));
+  auto doc = nlohmann::json::parse(slurp(path));
   doc["cases"][1]["expected"]["cost_ms"] = cost;
   return dir.file("b.json", doc.dump(2));
 }
@@ -112,14 +67,14 @@ TEST_CASE("sweep prints CSV for every grid point and keeps the ones that cannot 
 }
 
 TEST_CASE("sweep writes JSON, a table and an HTML page, and rejects bad axes", "[cli][sweep]") {
-  TempDir dir;
+  TempDir dir("report-test");
   const auto j = cli({"sweep", "-s", "zb-h1", "-p", "2,4", "-m", "8", "--json", "--html",
                       dir / "sweep.html"});
   REQUIRE(j.code == 0);
   const auto doc = nlohmann::json::parse(j.out);
   CHECK(doc["schema"] == "ppsim.sweep/1");
   CHECK(doc["points"].size() == 2);
-  CHECK_THAT(read(dir / "sweep.html"), Catch::Contains("bubble rate against micro-batches"));
+  CHECK_THAT(slurp(dir / "sweep.html"), Catch::Contains("bubble rate against micro-batches"));
   const auto t = cli({"sweep", "-s", "zb-h1", "-p", "4", "-m", "8"});
   CHECK(t.code == 0);
   CHECK_THAT(t.out, Catch::Contains("zb-h1"));
@@ -130,20 +85,18 @@ TEST_CASE("sweep writes JSON, a table and an HTML page, and rejects bad axes", "
 }
 
 TEST_CASE("compare --html writes the report atomically", "[cli][html]") {
-  TempDir dir;
+  TempDir dir("report-test");
   const auto r = cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--html",
                       dir / "report.html"});
   REQUIRE(r.code == 0);
-  const std::string html = read(dir / "report.html");
+  const std::string html = slurp(dir / "report.html");
   CHECK_THAT(html, Catch::Contains("<h3 class=\"schedule-name\">zb-h1</h3>"));
-  CHECK(fs::directory_iterator(dir.path) != fs::directory_iterator());
-  std::size_t files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path)) ++files;
-  CHECK(files == 1);  // no temporary left behind
+  CHECK(fs::directory_iterator(dir.path()) != fs::directory_iterator());
+  CHECK(dir.entries() == 1);  // no temporary left behind
 }
 
 TEST_CASE("check passes on an approved baseline and --update round-trips", "[cli][check]") {
-  TempDir dir;
+  TempDir dir("report-test");
   const std::string path = dir.file("b.json", unapproved);
   // Not yet approved: a clear error, never a pass.
   const auto before = cli({"check", "--baseline", path});
@@ -153,7 +106,7 @@ TEST_CASE("check passes on an approved baseline and --update round-trips", "[cli
   const auto up = cli({"check", "--baseline", path, "--update"});
   REQUIRE(up.code == 0);
   CHECK_THAT(up.out, Catch::Contains("updated"));
-  const std::string approved = read(path);
+  const std::string approved = slurp(path);
   const auto doc = nlohmann::json::parse(approved);
   CHECK(doc["cases"][0]["expected"]["cost_ms"] == 66.0);  // DESIGN.md: 1F1B 66
   CHECK(doc["cases"][1]["expected"]["cost_ms"] == 54.0);  // ZB-H1 54
@@ -166,11 +119,11 @@ TEST_CASE("check passes on an approved baseline and --update round-trips", "[cli
   CHECK_THAT(ok.out, Catch::Contains("all within tolerance"));
   // A second update changes nothing, byte for byte.
   REQUIRE(cli({"check", "--baseline", path, "--update"}).code == 0);
-  CHECK(read(path) == approved);
+  CHECK(slurp(path) == approved);
 }
 
 TEST_CASE("check fails with exit 1 on a regression and names the case", "[cli][check]") {
-  TempDir dir;
+  TempDir dir("report-test");
   const std::string path = with_zb_h1_cost(dir, 50);  // got 54: worse
   const auto r = cli({"check", "--baseline", path});
   CHECK(r.code == 1);
@@ -184,7 +137,7 @@ TEST_CASE("check fails with exit 1 on a regression and names the case", "[cli][c
 }
 
 TEST_CASE("check treats an improvement as a change to re-approve", "[cli][check]") {
-  TempDir dir;
+  TempDir dir("report-test");
   const std::string path = with_zb_h1_cost(dir, 60);  // got 54: better
   const auto r = cli({"check", "--baseline", path});
   CHECK(r.code == 1);
@@ -196,7 +149,7 @@ TEST_CASE("check treats an improvement as a change to re-approve", "[cli][check]
 }
 
 TEST_CASE("a malformed baseline is a clear error (exit 3), never a pass", "[cli][check]") {
-  TempDir dir;
+  TempDir dir("report-test");
   const auto check = [&](const std::string& text) {
     return cli({"check", "--baseline", dir.file("bad.json", text)});
   };
@@ -252,7 +205,7 @@ TEST_CASE("the committed baselines cover every schedule at several shapes and pa
           "[cli][check][golden]") {
   std::map<std::string, std::set<std::tuple<int, int, int>>> shapes;
   std::size_t files = 0;
-  for (const auto& entry : fs::directory_iterator(source_dir() + "/data/baselines")) {
+  for (const auto& entry : fs::directory_iterator(source_path("data/baselines"))) {
     if (entry.path().extension() != ".json") continue;
     ++files;
     const std::string path = entry.path().string();
@@ -274,7 +227,7 @@ TEST_CASE("the committed baselines cover every schedule at several shapes and pa
 }
 
 TEST_CASE("the committed known-answer baseline holds DESIGN.md's costs", "[cli][check][golden]") {
-  const Baseline b = load_baseline_file(source_dir() + "/data/baselines/known-answers.json", true);
+  const Baseline b = load_baseline_file(source_path("data/baselines/known-answers.json"), true);
   const std::map<std::string, double> known = {
       {"1f1b", 66},  {"zb-h1", 54}, {"zb-h2", 48}, {"interleaved-1f1b", 57}, {"zb-1p", 54},
       {"zb-2p", 48}, {"zb-v", 48},  {"v-min", 59}, {"v-half", 53}};

@@ -1,63 +1,20 @@
 // Tests of `ppsim validate` and `ppsim export` through run_cli.
-#include "cli/cli.hpp"
-
 #include "schedules/registry.hpp"
 #include "sim/schedule_io.hpp"
+#include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 using namespace ppsim;
-namespace fs = std::filesystem;
+using namespace ppsim::test;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
 std::string fixture(const std::string& name) {
-  return std::string(PPSIM_SOURCE_DIR) + "/data/examples/schedules/" + name;
+  return source_path("data/examples/schedules/" + name);
 }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A fresh empty directory, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() /
-             fmt::format("ppsim-schedule-cmds-{}-{}", tag, static_cast<long>(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  [[nodiscard]] std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {}));
-  }
-};
 
 } // namespace
 
@@ -127,8 +84,8 @@ TEST_CASE("export prints PyTorch's CSV of a generated schedule", "[cli][schedule
 
 TEST_CASE("export writes JSON and CSV files that load back to the same schedule",
           "[cli][schedule-io]") {
-  TempDir dir("roundtrip");
-  const auto json_path = (dir.path / "zbh1.json").string();
+  TempDir dir("schedule-cmds-roundtrip");
+  const auto json_path = dir / "zbh1.json";
   const auto r = cli({"export", "-s", "zb-h1", "-p", "4", "-m", "8", "--format", "json", "-o",
                       json_path});
   CHECK(r.code == 0);
@@ -137,7 +94,7 @@ TEST_CASE("export writes JSON and CSV files that load back to the same schedule"
   CHECK(load_schedule_file(json_path) == expected);
 
   // A file converts to the other format.
-  const auto csv_path = (dir.path / "zbh1.csv").string();
+  const auto csv_path = dir / "zbh1.csv";
   CHECK(cli({"export", "-s", json_path, "--format", "pytorch-csv", "-o", csv_path}).code == 0);
   Schedule back = load_schedule_file(csv_path);
   back.name = expected.name;
@@ -146,8 +103,8 @@ TEST_CASE("export writes JSON and CSV files that load back to the same schedule"
 }
 
 TEST_CASE("export errors leave no file behind", "[cli][schedule-io]") {
-  TempDir dir("errors");
-  const auto path = (dir.path / "out.csv").string();
+  TempDir dir("schedule-cmds-errors");
+  const auto path = dir / "out.csv";
 
   // DualPipe runs two model replicas (two routes): PyTorch's CSV cannot express it.
   const auto dual = cli({"export", "-s", "dualpipe", "-p", "4", "-m", "8", "--format",

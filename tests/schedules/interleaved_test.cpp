@@ -1,58 +1,22 @@
 // Tests of interleaved-1f1b and looped-bfs: properties, Megatron's warm-up and bubble, toy cost.
 #include "schedules/registry.hpp"
-#include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
 #include "sim/run.hpp"
 #include "sim/validate.hpp"
+#include "tests/schedules/schedule_checks.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
-#include <map>
 #include <string>
 
 using namespace ppsim;
+using namespace ppsim::test;
 
 namespace {
-
-constexpr Ticks ms = 1'000'000;
 
 Run run_named(const std::string& name, int p, int m, int v, const std::string& costs) {
   return run_schedule(make_schedule(name, {.devices = p, .microbatches = m, .chunks = v}),
                       parse_costs(costs));
-}
-
-// Every part (F, B, W) of every (stage on the micro-batch's route, micro-batch) is produced by
-// exactly one task, and nothing else is.
-void check_each_part_once(const Schedule& s) {
-  const Topology topo(s);
-  std::map<std::tuple<int, int, int>, int> made;
-  for (const auto& device : s.order)
-    for (const Task& t : device)
-      for_each_product(t, [&](const Part& part) {
-        ++made[{static_cast<int>(part.kind), part.stage, part.microbatch}];
-      });
-  std::size_t expected = 0;
-  for (int j = 0; j < s.microbatches; ++j)
-    for (int st = 0; st < s.stages(); ++st) {
-      if (!topo.on_route(j, st)) continue;
-      for (Kind k : {Kind::F, Kind::B, Kind::W}) {
-        CAPTURE(j, st, kind_name(k));
-        CHECK(made[{static_cast<int>(k), st, j}] == 1);
-        ++expected;
-      }
-    }
-  CHECK(made.size() == expected);
-}
-
-// The sum of the durations of each device's tasks under `costs`.
-Ticks busiest_work(const Schedule& s, const CostModel& costs) {
-  Ticks most = 0;
-  for (const auto& device : s.order) {
-    Ticks work = 0;
-    for (const Task& t : device) work += costs.duration(t);
-    most = std::max(most, work);
-  }
-  return most;
 }
 
 int leading_forwards(const Schedule& s, int device) {

@@ -3,16 +3,16 @@
 #include "sim/errors.hpp"
 #include "sim/run.hpp"
 #include "sim/validate.hpp"
+#include "tests/schedules/schedule_checks.hpp"
 
 #include <catch2/catch.hpp>
 #include <map>
 #include <sstream>
 
 using namespace ppsim;
+using namespace ppsim::test;
 
 namespace {
-
-constexpr Ticks ms = 1'000'000;
 
 std::string order_text(const Schedule& s, int device) {
   std::string out;

@@ -5,41 +5,32 @@
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
 #include "sim/validate.hpp"
+#include "tests/schedules/schedule_checks.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <string>
 
 using namespace ppsim;
-
-namespace {
-
-constexpr Ticks kMs = 1'000'000;
-
-Metrics metrics_of(const std::string& name, ScheduleSpec spec, const CostSpec& costs) {
-  spec.costs = &costs;
-  return run_schedule(make_schedule(name, spec), costs).metrics;
-}
-
-} // namespace
+using namespace ppsim::test;
 
 TEST_CASE("V schedules reproduce the papers' costs at p = 4, m = 8, F = B = W = 2",
           "[schedules][v-shape][zb-v]") {
   const CostSpec costs = parse_costs("F=2,B=2,W=2,comm=0");
   const ScheduleSpec spec{.devices = 4, .microbatches = 8};
   const Metrics zbv = metrics_of("zb-v", spec, costs);
-  CHECK(zbv.ideal == 48 * kMs);
-  CHECK(zbv.cost == 48 * kMs);
-  CHECK(metrics_of("v-half", spec, costs).cost == 53 * kMs);
-  CHECK(metrics_of("v-min", spec, costs).cost == 59 * kMs);
+  CHECK(zbv.ideal == 48 * ms);
+  CHECK(zbv.cost == 48 * ms);
+  CHECK(metrics_of("v-half", spec, costs).cost == 53 * ms);
+  CHECK(metrics_of("v-min", spec, costs).cost == 59 * ms);
 }
 
 TEST_CASE("ZB-V at unit chunk costs idles 3 at most and ends at 51", "[schedules][v-shape][zb-v]") {
   // F = B = W = 1 per chunk is 2 per device-stage
   const CostSpec costs = parse_costs("F=2,B=2,W=2,comm=0");
   const Metrics m = metrics_of("zb-v", {.devices = 4, .microbatches = 8}, costs);
-  CHECK(m.makespan == 51 * kMs);
-  CHECK(m.makespan - m.ideal == 3 * kMs);
+  CHECK(m.makespan == 51 * ms);
+  CHECK(m.makespan - m.ideal == 3 * ms);
 }
 
 TEST_CASE("ZB-V uses the V placement and rank r starts with 2(p-r)-1 chunk-0 forwards",

@@ -6,6 +6,7 @@
 #include "sim/run.hpp"
 #include "sim/simulator.hpp"
 #include "sim/validate.hpp"
+#include "tests/schedules/schedule_checks.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,28 +14,18 @@
 #include <string>
 
 using namespace ppsim;
-
-namespace {
-
-constexpr Ticks kMs = 1'000'000;
-
-Metrics metrics_of(const std::string& name, ScheduleSpec spec, const CostSpec& costs) {
-  spec.costs = &costs;
-  return run_schedule(make_schedule(name, spec), costs).metrics;
-}
-
-} // namespace
+using namespace ppsim::test;
 
 TEST_CASE("zb-1p and zb-2p reproduce the paper's costs at p = 4, m = 8, F = B = W = 2",
           "[schedules][zb-auto]") {
   const CostSpec costs = parse_costs("F=2,B=2,W=2,comm=0");
   const ScheduleSpec spec{.devices = 4, .microbatches = 8};
   const Metrics one = metrics_of("zb-1p", spec, costs);
-  CHECK(one.ideal == 48 * kMs);
-  CHECK(one.cost == 54 * kMs);
+  CHECK(one.ideal == 48 * ms);
+  CHECK(one.cost == 54 * ms);
   CHECK(one.peak_memory <= 4.0);
   const Metrics two = metrics_of("zb-2p", spec, costs);
-  CHECK(two.cost == 48 * kMs);
+  CHECK(two.cost == 48 * ms);
   CHECK(two.peak_memory <= 8.0);
 }
 
@@ -42,8 +33,8 @@ TEST_CASE("zb-1p at unit costs has ZB1P's idle of 3 and makespan 27 at p = 4, m 
           "[schedules][zb-auto]") {
   const CostSpec costs = parse_costs("F=1,B=1,W=1,comm=0");
   const Metrics m = metrics_of("zb-1p", {.devices = 4, .microbatches = 8}, costs);
-  CHECK(m.makespan == 27 * kMs);
-  CHECK(m.makespan - m.ideal == 3 * kMs);
+  CHECK(m.makespan == 27 * ms);
+  CHECK(m.makespan - m.ideal == 3 * ms);
 }
 
 TEST_CASE("zb-auto defaults to a limit of p M_B and emits split B and W only",
@@ -58,17 +49,17 @@ TEST_CASE("zb-auto defaults to a limit of p M_B and emits split B and W only",
     for (const Task& t : dev) CHECK((t.kind == Kind::F || t.kind == Kind::B || t.kind == Kind::W));
   const Metrics m = run_schedule(s, costs).metrics;
   CHECK(m.peak_memory <= 4.0);
-  CHECK(m.cost == 54 * kMs);
+  CHECK(m.cost == 54 * ms);
 }
 
 TEST_CASE("zb-auto follows the memory limit it is given", "[schedules][zb-auto]") {
   const CostSpec costs = parse_costs("F=2,B=2,W=2");
   ScheduleSpec spec{.devices = 4, .microbatches = 8, .mem_limit = 8};
-  CHECK(metrics_of("zb-auto", spec, costs).cost == 48 * kMs);
+  CHECK(metrics_of("zb-auto", spec, costs).cost == 48 * ms);
   spec.mem_limit = 2;
   const Metrics tight = metrics_of("zb-auto", spec, costs);
   CHECK(tight.peak_memory <= 2.0);
-  CHECK(tight.cost > 54 * kMs);
+  CHECK(tight.cost > 54 * ms);
 }
 
 TEST_CASE("zb-auto rejects a limit below one micro-batch and names the least that works",

@@ -18,7 +18,7 @@ std::string error_of(const std::function<void()>& f) {
 }
 } // namespace
 
-TEST_CASE("--costs sets durations in exact nanoseconds and keeps defaults for the rest", "[sim]") {
+TEST_CASE("the --costs option sets durations in exact nanoseconds and keeps defaults for the rest", "[sim]") {
   const CostSpec spec = parse_costs("F=1.5,B=2,W=0.25,comm=0.001,MW=0.75");
   REQUIRE(spec.stages.size() == 1);
   CHECK(spec.stages[0].F == 1'500'000);
