@@ -3,6 +3,7 @@
 #include "schedules/registry.hpp"
 #include "sim/baseline.hpp"
 #include "tests/cli/cli_harness.hpp"
+#include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -17,13 +18,6 @@ using namespace ppsim::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 // Two cases without expected metrics; `ppsim check --update` approves them.
 const char* unapproved = R"({

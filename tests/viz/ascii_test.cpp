@@ -3,10 +3,9 @@
 
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
+#include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,22 +13,12 @@
 namespace {
 
 using namespace ppsim;
-
-Run make_run(std::string_view name, int p, int m, std::string_view costs) {
-  return run_schedule(make_schedule(name, {.devices = p, .microbatches = m}), parse_costs(costs));
-}
+using namespace ppsim::test;
 
 std::string ascii_text(const Run& run, AsciiOptions options = {}) {
   std::ostringstream os;
   write_ascii(os, run, options);
   return os.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
 }
 
 // The grid cells of a device's row: what lies between "device d |" and the closing "|".
@@ -152,15 +141,5 @@ TEST_CASE("every registered schedule draws one full-width row per device", "[viz
 
 TEST_CASE("the zb-h1 grid at p = 4, m = 8 matches the approved golden file", "[viz][golden]") {
   const std::string text = ascii_text(make_run("zb-h1", 4, 8, "F=1,B=1,W=1"));
-  const std::string path = std::string(PPSIM_SOURCE_DIR) + "/data/golden/ascii_zb_h1_p4_m8.txt";
-  const char* approve = std::getenv("PPSIM_APPROVE");
-  if (approve != nullptr && std::string(approve) == "1") {
-    std::ofstream(path, std::ios::binary) << text;
-    WARN("approved " << path);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) FAIL("missing golden file " << path << " (approve with PPSIM_APPROVE=1)");
-  std::ostringstream golden;
-  golden << in.rdbuf();
-  CHECK(text == golden.str());
+  check_golden("data/golden/ascii_zb_h1_p4_m8.txt", text);
 }

@@ -4,6 +4,7 @@
 
 #include "schedules/registry.hpp"
 #include "sim/metrics.hpp"
+#include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -17,11 +18,8 @@
 namespace {
 
 using namespace ppsim;
+using namespace ppsim::test;
 using nlohmann::json;
-
-Run make_run(std::string_view name, int p, int m, std::string_view costs) {
-  return run_schedule(make_schedule(name, {.devices = p, .microbatches = m}), parse_costs(costs));
-}
 
 std::string trace_text(const Run& run) {
   std::ostringstream os;

@@ -4,6 +4,7 @@
 
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
+#include "tests/viz/viz_checks.hpp"
 #include "viz/svg.hpp"
 #include "viz/sweep.hpp"
 
@@ -16,28 +17,12 @@
 namespace {
 
 using namespace ppsim;
-
-Run make_run(std::string_view name, int p, int m, std::string_view costs) {
-  return run_schedule(make_schedule(name, {.devices = p, .microbatches = m}), parse_costs(costs));
-}
+using namespace ppsim::test;
 
 std::string report(const std::vector<Run>& runs) {
   std::ostringstream os;
   write_html_report(os, runs);
   return os.str();
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
 }
 
 } // namespace

@@ -3,10 +3,9 @@
 #include "viz/svg.hpp"
 
 #include "schedules/registry.hpp"
+#include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -14,21 +13,12 @@
 namespace {
 
 using namespace ppsim;
-
-Run make_run(std::string_view name, int p, int m, std::string_view costs) {
-  return run_schedule(make_schedule(name, {.devices = p, .microbatches = m}), parse_costs(costs));
-}
+using namespace ppsim::test;
 
 std::string svg_of(const Run& run, TimelineSvgOptions options = {}) {
   std::ostringstream os;
   write_timeline_svg(os, run, options);
   return os.str();
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
 }
 
 // The value of attribute `name` of the first element that matches `head`.
@@ -159,15 +149,5 @@ TEST_CASE("charts draw one bar per item and one point per value", "[viz][svg]") 
 
 TEST_CASE("the zb-h1 timeline at p = 4, m = 4 matches the approved golden SVG", "[viz][golden]") {
   const std::string svg = svg_of(make_run("zb-h1", 4, 4, "F=1,B=1,W=1"), {.width = 400});
-  const std::string path = std::string(PPSIM_SOURCE_DIR) + "/data/golden/timeline_zb_h1_p4_m4.svg";
-  const char* approve = std::getenv("PPSIM_APPROVE");
-  if (approve != nullptr && std::string(approve) == "1") {
-    std::ofstream(path, std::ios::binary) << svg;
-    WARN("approved " << path);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) FAIL("missing golden file " << path << " (approve with PPSIM_APPROVE=1)");
-  std::ostringstream golden;
-  golden << in.rdbuf();
-  CHECK(svg == golden.str());
+  check_golden("data/golden/timeline_zb_h1_p4_m4.svg", svg);
 }
