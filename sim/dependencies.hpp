@@ -16,7 +16,27 @@ struct Part {
   int microbatch{0};
 };
 
-/// Dense index of a part, for arrays of size parts_size().
+/// Dense index of every part of a schedule, stage-major: the parts one device produces and
+/// consumes in micro-batch order are neighbours in memory, which keeps the simulator's and the
+/// validator's lookups in cache at a million tasks.
+class PartIndex {
+public:
+  PartIndex(int stages, int microbatches)
+      : stages_(static_cast<std::size_t>(stages < 0 ? 0 : stages)),
+        microbatches_(static_cast<std::size_t>(microbatches < 0 ? 0 : microbatches)) {}
+  [[nodiscard]] std::size_t operator()(const Part& p) const {
+    const std::size_t k = p.kind == Kind::F ? 0 : p.kind == Kind::B ? 1 : 2;
+    return (static_cast<std::size_t>(p.stage) * microbatches_ +
+            static_cast<std::size_t>(p.microbatch)) * 3 + k;
+  }
+  [[nodiscard]] std::size_t size() const { return stages_ * microbatches_ * 3; }
+
+private:
+  std::size_t stages_;
+  std::size_t microbatches_;
+};
+
+/// Dense index of a part (micro-batch-major), for arrays of size parts_size().
 [[nodiscard]] inline std::size_t part_index(const Part& p, int stages) {
   const int k = p.kind == Kind::F ? 0 : p.kind == Kind::B ? 1 : 2;
   return (static_cast<std::size_t>(p.microbatch) * static_cast<std::size_t>(stages) +

@@ -62,24 +62,23 @@ Timeline simulate(const Schedule& schedule, const CostModel& costs) {
   for (int d = 0; d < P; ++d)
     tl.device_begin[ix(d) + 1] =
         tl.device_begin[ix(d)] + static_cast<int>(schedule.order[ix(d)].size());
-  tl.runs.resize(ix(tl.device_begin[ix(P)]));
-  for (int d = 0; d < P; ++d) {
-    int r = tl.device_begin[ix(d)];
-    for (const Task& t : schedule.order[ix(d)]) {
-      tl.runs[ix(r)].task = t;
-      tl.runs[ix(r)].device = d;
-      ++r;
-    }
-  }
+  tl.runs.reserve(ix(tl.device_begin[ix(P)]));
+  for (int d = 0; d < P; ++d)
+    for (const Task& t : schedule.order[ix(d)]) tl.runs.push_back(TaskRun{t, d, 0, 0});
 
-  const std::size_t n_parts = parts_size(S, schedule.microbatches);
-  std::vector<Ticks> done(n_parts, -1);       // when the part's result exists
-  std::vector<int> producer(n_parts, -1);     // run that produced it
-  std::vector<int> waiter_head(n_parts, -1);  // first device blocked on the part
+  const PartIndex index(S, schedule.microbatches);
+  const std::size_t n_parts = index.size();
+  // One record per part, so a lookup touches one cache line.
+  struct PartState {
+    Ticks done{-1};   // when the part's result exists
+    int producer{-1};  // run that produced it
+    int waiter{-1};    // first device blocked on it
+  };
+  std::vector<PartState> part(n_parts);
   std::vector<int> next_waiter(ix(P), -1);
   std::vector<int> cursor(ix(P));             // next run of each device
   std::vector<Ticks> free_at(ix(P), 0);
-  std::vector<bool> busy(ix(P), false);
+  std::vector<char> busy(ix(P), 0);
   for (int d = 0; d < P; ++d) cursor[ix(d)] = tl.device_begin[ix(d)];
 
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> events;
@@ -96,25 +95,25 @@ Timeline simulate(const Schedule& schedule, const CostModel& costs) {
     bool blocked = false;
     for_each_dependency(topo, run.task, [&](const Part& q) {
       if (blocked) return;
-      const std::size_t qi = part_index(q, S);
-      if (done[qi] < 0) {
+      PartState& st = part[index(q)];
+      if (st.done < 0) {
         blocked = true;
-        next_waiter[ix(d)] = waiter_head[qi];
-        waiter_head[qi] = d;
+        next_waiter[ix(d)] = st.waiter;
+        st.waiter = d;
         return;
       }
       const bool cross = topo.device_of(q.stage) != d;
-      ready = std::max(ready, done[qi] + (cross ? costs.comm : 0));
+      ready = std::max(ready, st.done + (cross ? costs.comm : 0));
     });
     if (blocked) return;
     for_each_dependency(topo, run.task, [&](const Part& q) {
       if (topo.device_of(q.stage) == d) return;
-      const std::size_t qi = part_index(q, S);
-      tl.comms.push_back(CommEvent{producer[qi], r, done[qi], done[qi] + costs.comm});
+      const PartState& st = part[index(q)];
+      tl.comms.push_back(CommEvent{st.producer, r, st.done, st.done + costs.comm});
     });
     run.start = ready;
     run.end = ready + costs.duration(run.task);
-    busy[ix(d)] = true;
+    busy[ix(d)] = 1;
     events.push(EndEvent{run.end, seq++, d});
   };
 
@@ -128,13 +127,13 @@ Timeline simulate(const Schedule& schedule, const CostModel& costs) {
     const TaskRun& run = tl.runs[ix(r)];
     woken.clear();
     for_each_product(run.task, [&](const Part& q) {
-      const std::size_t qi = part_index(q, S);
-      done[qi] = run.end;
-      producer[qi] = r;
-      for (int w = waiter_head[qi]; w >= 0; w = next_waiter[ix(w)]) woken.push_back(w);
-      waiter_head[qi] = -1;
+      PartState& st = part[index(q)];
+      st.done = run.end;
+      st.producer = r;
+      for (int w = st.waiter; w >= 0; w = next_waiter[ix(w)]) woken.push_back(w);
+      st.waiter = -1;
     });
-    busy[ix(d)] = false;
+    busy[ix(d)] = 0;
     free_at[ix(d)] = run.end;
     ++cursor[ix(d)];
     try_start(d);

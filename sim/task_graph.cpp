@@ -32,7 +32,8 @@ TaskGraph build_graph(const Schedule& s) {
   const int S = s.stages();
   TaskGraph g;
   g.vertex.resize(s.order.size());
-  std::vector<int> producer(parts_size(S, std::max(0, s.microbatches)), -1);
+  const PartIndex index(S, s.microbatches);
+  std::vector<int> producer(index.size(), -1);
   int n = 0;
   for (std::size_t d = 0; d < s.order.size(); ++d) {
     g.vertex[d].resize(s.order[d].size());
@@ -48,7 +49,7 @@ TaskGraph build_graph(const Schedule& s) {
   for (std::size_t d = 0; d < s.order.size(); ++d)
     for (std::size_t i = 0; i < s.order[d].size(); ++i)
       for_each_product(s.order[d][i], [&](const Part& q) {
-        if (in_range(q)) producer[part_index(q, S)] = g.vertex[d][i];
+        if (in_range(q)) producer[index(q)] = g.vertex[d][i];
       });
   for (std::size_t d = 0; d < s.order.size(); ++d) {
     for (std::size_t i = 0; i < s.order[d].size(); ++i) {
@@ -59,7 +60,7 @@ TaskGraph build_graph(const Schedule& s) {
                     (t.kind != Kind::FB || topo.on_route(t.microbatch2, t.stage2));
       if (!routed) continue;
       for_each_dependency(topo, t, [&](const Part& q) {
-        const int u = producer[part_index(q, S)];
+        const int u = producer[index(q)];
         if (u >= 0 && u != v) boost::add_edge(ix(u), ix(v), g.graph);
       });
     }
@@ -135,12 +136,13 @@ std::string format_grid(const Schedule& s, const std::vector<Slot>& marks) {
 std::string describe_deadlock(const Schedule& s, const std::vector<int>& next) {
   const Topology topo(s);
   const int S = s.stages();
+  const PartIndex index(S, s.microbatches);
   std::map<std::size_t, Slot> where;  // part -> the task producing it
   for (std::size_t d = 0; d < s.order.size(); ++d)
     for (std::size_t i = 0; i < s.order[d].size(); ++i)
       for_each_product(s.order[d][i], [&](const Part& q) {
         if (q.stage >= 0 && q.stage < S && q.microbatch >= 0 && q.microbatch < s.microbatches)
-          where.emplace(part_index(q, S), Slot{static_cast<int>(d), static_cast<int>(i)});
+          where.emplace(index(q), Slot{static_cast<int>(d), static_cast<int>(i)});
       });
   std::string msg = "deadlock: no device can progress\n";
   std::vector<Slot> marks;
@@ -156,7 +158,7 @@ std::string describe_deadlock(const Schedule& s, const std::vector<int>& next) {
     for_each_dependency(topo, t, [&](const Part& q) {
       const Part shown{q.kind, q.stage, q.microbatch};
       const std::string name = to_string(Task::make(shown.kind, shown.stage, shown.microbatch));
-      auto it = where.find(part_index(q, S));
+      auto it = where.find(index(q));
       if (it == where.end()) {
         waits += fmt::format("; waits for {}, which no device runs", name);
         return;
@@ -170,7 +172,7 @@ std::string describe_deadlock(const Schedule& s, const std::vector<int>& next) {
   }
   const auto cycle = find_cycle(s);
   if (!cycle.empty()) {
-    msg += "  cycle:";
+    msg += "  cycle (each must finish before the next can start):";
     for (const Slot& c : cycle) msg += fmt::format(" {}@dev{} ->", task_text(s, c), c.device);
     msg += fmt::format(" {}@dev{}\n", task_text(s, cycle.front()), cycle.front().device);
   }

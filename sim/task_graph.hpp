@@ -17,8 +17,8 @@ struct Slot {
   friend bool operator==(const Slot&, const Slot&) = default;
 };
 
-/// A cycle of the task graph, each task followed by one it waits for (device order or data);
-/// empty when the graph is acyclic.
+/// A cycle of the task graph, each task followed by one that waits for it (device order or
+/// data); empty when the graph is acyclic.
 [[nodiscard]] std::vector<Slot> find_cycle(const Schedule& schedule);
 
 /// The message of a deadlock: every blocked device's next task (`next[d]` = its index, or the

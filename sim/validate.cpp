@@ -57,7 +57,8 @@ std::vector<Violation> validate(const Schedule& s) {
   if (!check_structure(s, out)) return out;
   const Topology topo(s);
   const int S = s.stages();
-  const std::size_t n_parts = parts_size(S, s.microbatches);
+  const PartIndex index(S, s.microbatches);
+  const std::size_t n_parts = index.size();
   std::vector<Slot> made_at(n_parts, Slot{-1, -1});
   std::vector<std::uint8_t> via_bw(n_parts, 0);
 
@@ -102,7 +103,7 @@ std::vector<Violation> validate(const Schedule& s) {
       cell_ok[d][i] = true;
       const bool is_bw = t.kind == Kind::BW || (t.kind == Kind::FB && t.kind2 == Kind::BW);
       for_each_product(t, [&](const Part& q) {
-        const auto qi = part_index(q, S);
+        const auto qi = index(q);
         if (made_at[qi].index >= 0) {
           const Slot first = made_at[qi];
           add(fmt::format("{}: duplicate of {} (already at device {}, position {})", to_string(t),
@@ -123,9 +124,9 @@ std::vector<Violation> validate(const Schedule& s) {
       const Part f{Kind::F, st, j}, b{Kind::B, st, j}, w{Kind::W, st, j};
       const Slot home{s.stage_device[ix(st)], -1};
       for (const Part& q : {f, b, w})
-        if (made_at[part_index(q, S)].index < 0)
+        if (made_at[index(q)].index < 0)
           out.push_back(Violation{home, fmt::format("missing {} (device {})", part_name(q), home.device)});
-      const auto bi = part_index(b, S), wi = part_index(w, S);
+      const auto bi = index(b), wi = index(w);
       if (made_at[bi].index >= 0 && made_at[wi].index >= 0 && via_bw[bi] != via_bw[wi]) {
         const Slot at = via_bw[bi] ? made_at[wi] : made_at[bi];
         out.push_back(Violation{
@@ -141,7 +142,7 @@ std::vector<Violation> validate(const Schedule& s) {
       if (!cell_ok[d][i]) continue;
       const Task& t = s.order[d][i];
       for_each_dependency(topo, t, [&](const Part& q) {
-        const Slot p = made_at[part_index(q, S)];
+        const Slot p = made_at[index(q)];
         if (p.index < 0 || p.device != static_cast<int>(d)) return;
         if (p.index >= static_cast<int>(i)) {
           const bool self = p.index == static_cast<int>(i);
