@@ -331,7 +331,16 @@ Schedule make_zb_v(const ScheduleSpec& spec) {
   const double limit = spec.mem_limit >= 0 ? spec.mem_limit : p * mb;
   if (!std::isfinite(limit))
     throw ConfigError(fmt::format("zb-v: memory limit must be a finite number (got {})", limit));
-  return detail::search_best("zb-v", skeleton, costs, limit, {});
+  // NOTE: with comm, the order the greedy finds for comm 0 (the paper's ZB-V pattern) often
+  // beats the one it finds for the real comm, so both join the search as seeds: the result is
+  // never worse than either, and the swap search refines the better one under the real costs.
+  std::vector<Schedule> seeds{detail::search_best("zb-v", skeleton, costs, limit, {})};
+  if (costs.comm > 0) {
+    CostModel no_comm = costs;
+    no_comm.comm = 0;
+    seeds.push_back(detail::search_best("zb-v", skeleton, no_comm, limit, {}));
+  }
+  return detail::search_best("zb-v", skeleton, costs, limit, seeds);
 }
 
 // V-Half, p = 4, m = 8, F = B = W: each device repeats a block of F, f, B, b and two W slots
