@@ -2,7 +2,7 @@
 # Both install the Debian packages that are missing, configure, build and run.
 
 PACKAGES := cmake make g++ pkg-config libboost-graph-dev nlohmann-json3-dev catch2 libfmt-dev \
-            libcli11-dev libdnnl-dev libbenchmark-dev
+            libcli11-dev libdnnl-dev libbenchmark-dev openmpi-bin libopenmpi-dev
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 JOBS ?= 2
 BUILD := build/dev

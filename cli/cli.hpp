@@ -15,6 +15,9 @@ enum ExitCode : int {
   kExitBadInput = 3,
   kExitInvalidSchedule = 4,
   kExitInfeasible = 5,
+  /// NOTE: beyond DESIGN.md's list: `ppsim execute` failed on the ranks (a rank died or hung,
+  /// or the gradients differ from the reference); a failed run must never look like success.
+  kExitExecutionFailed = 6,
 };
 
 /// Runs `ppsim` with `args` (without the program name); normal output to `out`, errors as

@@ -137,7 +137,7 @@ double calibration_bytes(const CalibrationOptions& o) {
   int most = 0;
   for (int b : o.blocks_per_stage) most = std::max(most, b);
   const DType dtype = o.dtype == "bf16" ? DType::bf16 : DType::f32;
-  return stage_buffer_bytes(MlpShape{o.dim, o.tokens, most, dtype});
+  return stage_buffer_bytes(MlpShape{o.dim, o.tokens, most, dtype}, std::max(1, o.slots));
 }
 
 void validate_options(const CalibrationOptions& o) {
@@ -154,6 +154,7 @@ void validate_options(const CalibrationOptions& o) {
     range(o.blocks_per_stage[s], 1, kMaxBlocks, fmt::format("blocks (stage {})", s));
   range(o.threads, 1, kMaxThreads, "threads");
   range(o.repeats, 0, kMaxRepeats, "repeats");
+  range(o.slots, 1, 1024, "slots");
   (void)parse_dtype(o.dtype);
   if (o.comm_ms && (!std::isfinite(*o.comm_ms) || *o.comm_ms < 0 || *o.comm_ms > 1e12))
     throw ConfigError(fmt::format("comm={} ms: expected a finite time >= 0", *o.comm_ms));
@@ -359,32 +360,43 @@ KernelStats stats_of(std::vector<double> samples, double flops) {
 
 BlockMeasurement measure(const CalibrationOptions& o, DType dtype, int blocks, int& repeats,
                          std::string& gemm) {
-  StageMlp mlp(MlpShape{o.dim, o.tokens, blocks, dtype}, 1);
+  const int slots = std::max(1, o.slots);
+  StageMlp mlp(MlpShape{o.dim, o.tokens, blocks, dtype}, 1, false, slots);
   const auto n = as_size(o.tokens) * as_size(o.dim);
   std::vector<float> x(n), g(n);
   for (std::size_t i = 0; i < n; ++i) {
     x[i] = static_cast<float>((static_cast<double>(i % 97) - 48.0) / 48.0);
     g[i] = static_cast<float>((static_cast<double>(i % 89) - 44.0) / 44.0 * 1e-3);
   }
-  mlp.set_input(x);
-  mlp.set_output_grad(g);
-  // Warm-up: the first round creates oneDNN's JIT kernels; the second sizes the repeats.
-  double round = 0;
-  for (int w = 0; w < kWarmups; ++w) {
-    round = time_ms([&] { mlp.forward(); }) + time_ms([&] { mlp.backward_input(); }) +
-            time_ms([&] { mlp.backward_weight(); }) + time_ms([&] { mlp.backward_fused(); });
+  for (int s = 0; s < slots; ++s) {
+    mlp.set_input(x, s);
+    mlp.set_output_grad(g, s);
   }
+  // One round: each kind on every slot in turn (with one slot: F, B, W, BW back to back).
+  std::vector<double> f, b, w, bw;
+  const auto one_round = [&](bool keep) {
+    double total = 0;
+    const auto each = [&](std::vector<double>& into, auto&& kernel) {
+      for (int s = 0; s < slots; ++s) {
+        const double t = time_ms([&] { kernel(s); });
+        total += t;
+        if (keep) into.push_back(t);
+      }
+    };
+    each(f, [&](int s) { mlp.forward(s); });
+    each(b, [&](int s) { mlp.backward_input(s); });
+    each(w, [&](int s) { mlp.backward_weight(s); });
+    each(bw, [&](int s) { mlp.backward_fused(s); });
+    return total;
+  };
+  // Warm-up: the first round creates oneDNN's JIT kernels; the second sizes the repeats.
+  double last = 0;
+  for (int k = 0; k < kWarmups; ++k) last = one_round(false);
   if (repeats <= 0) {
-    const double wanted = round > 0 ? std::ceil(kTargetMsPerMeasurement / round) : kMaxAutoRepeats;
+    const double wanted = last > 0 ? std::ceil(kTargetMsPerMeasurement / last) : kMaxAutoRepeats;
     repeats = static_cast<int>(std::clamp(wanted, double{kMinAutoRepeats}, double{kMaxAutoRepeats}));
   }
-  std::vector<double> f, b, w, bw;
-  for (int r = 0; r < repeats; ++r) {
-    f.push_back(time_ms([&] { mlp.forward(); }));
-    b.push_back(time_ms([&] { mlp.backward_input(); }));
-    w.push_back(time_ms([&] { mlp.backward_weight(); }));
-    bw.push_back(time_ms([&] { mlp.backward_fused(); }));
-  }
+  for (int r = 0; r < repeats; ++r) one_round(true);
   BlockMeasurement m;
   m.blocks = blocks;
   m.flops = flops_per_block(o.dim, o.tokens) * blocks;

@@ -23,6 +23,10 @@ struct CalibrationOptions {
   int repeats{0};                     ///< timed runs per kind; 0 = enough for a stable median
   std::string dtype{"f32"};           ///< f32 or bf16
   std::optional<double> comm_ms;      ///< overrides the measured per-edge estimate
+  /// Sets of activations the timing rotates over (all F, then all B, W, BW): 1 times each kind
+  /// back to back on one micro-batch's buffers (hot caches); `ppsim execute` passes the most
+  /// micro-batches a device holds, so kernels are timed as its pipeline runs them.
+  int slots{1};
 
   friend bool operator==(const CalibrationOptions&, const CalibrationOptions&) = default;
 };

@@ -15,6 +15,7 @@
 #include <new>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 namespace ppsim::calibrate {
 
@@ -33,14 +34,14 @@ double flops_per_block(int dim, int tokens) {
   return 16.0 * t * d * d;
 }
 
-double stage_buffer_bytes(const MlpShape& s) {
+double stage_buffer_bytes(const MlpShape& s, int slots) {
   const double d = s.dim, t = s.tokens, n = s.blocks;
   const double e = static_cast<double>(element_bytes(s.dtype));
   // x and g: n+1 of T×D each; h and dh: n of T×4D each; W1, W2 in the dtype; dW1, dW2 in f32.
   const double activations = (2.0 * (n + 1.0) * t * d + 2.0 * n * t * 4.0 * d) * e;
   const double weights = n * 2.0 * 4.0 * d * d * e;
   const double grads = n * 2.0 * 4.0 * d * d * 4.0;
-  return activations + weights + grads;
+  return slots * activations + weights + grads;
 }
 
 ScopedGemmThreads::ScopedGemmThreads(int threads) : previous_(omp_get_max_threads()) {
@@ -228,40 +229,99 @@ private:
 
 } // namespace
 
-struct StageMlp::Impl {
-  MlpShape s;
-  std::optional<dnnl::engine> engine;
-  mutable std::optional<dnnl::stream> stream;
-  std::vector<Buffer> x, h, g, dh, w1, w2, dw1, dw2;
+/// One micro-batch's activations with the GEMM call sites bound to them and to the weights.
+struct Activations {
+  std::vector<Buffer> x, h, g, dh;
   // Per block, in the order they run: F {h, o}; from the last block, B {dh, dx}, W {dW2, dW1}
   // and BW {dh, dW2, dx, dW1}.
   std::vector<Gemm> f, b, w, bw;
+};
+
+struct StageMlp::Impl {
+  MlpShape s;
+  bool seed_bug{false};
+  std::optional<dnnl::engine> engine;
+  mutable std::optional<dnnl::stream> stream;
+  std::vector<Buffer> w1, w2, dw1, dw2;  // shared by every slot
+  std::vector<Activations> slots;
 
   void run(const std::vector<Gemm>& calls) const {
     dnnl::stream* st = stream ? &*stream : nullptr;
     for (const auto& c : calls) c.run(st);
   }
+
+  void add_slot() {
+    const std::int64_t D = s.dim, T = s.tokens, H = 4 * D;
+    const int n = s.blocks;
+    const std::size_t e = element_bytes(s.dtype);
+    const dnnl::engine* eng = engine ? &*engine : nullptr;
+    const DType dt = s.dtype;
+    Activations& a = slots.emplace_back();
+    for (int k = 0; k <= n; ++k) {
+      a.x.emplace_back(as_size(T * D), e);
+      a.g.emplace_back(as_size(T * D), e);
+    }
+    for (int k = 0; k < n; ++k) {
+      a.h.emplace_back(as_size(T * H), e);
+      a.dh.emplace_back(as_size(T * H), e);
+    }
+    for (int k = 0; k < n; ++k) {
+      const auto K = static_cast<std::size_t>(k);
+      void* x = a.x[K].data();
+      void* o = a.x[K + 1].data();
+      void* h = a.h[K].data();
+      a.f.emplace_back(Gemm::Args{'N', 'T', T, H, D, x, D, w1[K].data(), D, 0.0f, h, H, false}, dt,
+                       eng);
+      a.f.emplace_back(Gemm::Args{'N', 'T', T, D, H, h, H, w2[K].data(), H, 0.0f, o, D, false}, dt,
+                       eng);
+    }
+    // B and BW run from the last block to the first; W in any order (here the same, as autograd).
+    for (int k = n - 1; k >= 0; --k) {
+      const auto K = static_cast<std::size_t>(k);
+      // NOTE: the seed's bug feeds the stage's output gradient to every block.
+      void* go = seed_bug ? a.g[as_size(n)].data() : a.g[K + 1].data();
+      void* dh = a.dh[K].data();
+      void* dx = a.g[K].data();
+      // dh = do W2;  dx = dh W1;  dW2 += doᵀ h;  dW1 += dhᵀ x
+      const Gemm::Args b_dh{'N', 'N', T, H, D, go, D, w2[K].data(), H, 0.0f, dh, H, false};
+      const Gemm::Args b_dx{'N', 'N', T, D, H, dh, H, w1[K].data(), D, 0.0f, dx, D, false};
+      const Gemm::Args w_2{'T', 'N', D, H, T, go, D, a.h[K].data(), H, 1.0f, dw2[K].data(), H,
+                           true};
+      const Gemm::Args w_1{'T', 'N', H, D, T, dh, H, a.x[K].data(), D, 1.0f, dw1[K].data(), D,
+                           true};
+      a.w.emplace_back(w_2, dt, eng);
+      a.w.emplace_back(w_1, dt, eng);
+      a.b.emplace_back(b_dh, dt, eng);
+      a.b.emplace_back(b_dx, dt, eng);
+      a.bw.emplace_back(b_dh, dt, eng);
+      a.bw.emplace_back(w_2, dt, eng);
+      a.bw.emplace_back(b_dx, dt, eng);
+      a.bw.emplace_back(w_1, dt, eng);
+    }
+  }
+
+  const Activations& slot(int k) const {
+    if (k < 0 || k >= static_cast<int>(slots.size()))
+      throw ConfigError(fmt::format("StageMlp: slot {} out of range (slots={})", k, slots.size()));
+    return slots[static_cast<std::size_t>(k)];
+  }
+  Activations& slot(int k) { return const_cast<Activations&>(std::as_const(*this).slot(k)); }
 };
 
-StageMlp::StageMlp(const MlpShape& shape, std::uint64_t seed, bool seed_bug)
+StageMlp::StageMlp(const MlpShape& shape, std::uint64_t seed, bool seed_bug, int slots)
     : impl_(std::make_unique<Impl>()) {
-  if (shape.dim < 1 || shape.tokens < 1 || shape.blocks < 1)
-    throw ConfigError(fmt::format("StageMlp: dim, tokens and blocks must be >= 1 (got dim={}, "
-                                  "tokens={}, blocks={})",
-                                  shape.dim, shape.tokens, shape.blocks));
+  if (shape.dim < 1 || shape.tokens < 1 || shape.blocks < 1 || slots < 1)
+    throw ConfigError(fmt::format("StageMlp: dim, tokens, blocks and slots must be >= 1 (got "
+                                  "dim={}, tokens={}, blocks={}, slots={})",
+                                  shape.dim, shape.tokens, shape.blocks, slots));
   auto& m = *impl_;
   m.s = shape;
-  const std::int64_t D = shape.dim, T = shape.tokens, H = 4 * D;
+  m.seed_bug = seed_bug;
+  const std::int64_t D = shape.dim, H = 4 * D;
   const int n = shape.blocks;
   const std::size_t e = element_bytes(shape.dtype);
-  for (int k = 0; k <= n; ++k) {
-    m.x.emplace_back(as_size(T * D), e);
-    m.g.emplace_back(as_size(T * D), e);
-  }
   Rng rng{seed};
   for (int k = 0; k < n; ++k) {
-    m.h.emplace_back(as_size(T * H), e);
-    m.dh.emplace_back(as_size(T * H), e);
     m.w1.emplace_back(as_size(H * D), e);
     m.w2.emplace_back(as_size(D * H), e);
     m.dw1.emplace_back(as_size(H * D), 4);
@@ -274,7 +334,6 @@ StageMlp::StageMlp(const MlpShape& shape, std::uint64_t seed, bool seed_bug)
     m.w1.back().store(w1);
     m.w2.back().store(w2);
   }
-  const dnnl::engine* eng = nullptr;
   if (shape.dtype == DType::bf16) {
     if (!bf16_supported())
       throw ConfigError(fmt::format("dtype bf16: oneDNN {} dispatches to ISA {} on this CPU, "
@@ -283,42 +342,9 @@ StageMlp::StageMlp(const MlpShape& shape, std::uint64_t seed, bool seed_bug)
                                     onednn_version(), onednn_isa()));
     m.engine.emplace(dnnl::engine::kind::cpu, 0);
     m.stream.emplace(*m.engine);
-    eng = &*m.engine;
   }
-  const DType dt = shape.dtype;
-  for (int k = 0; k < n; ++k) {
-    const auto K = static_cast<std::size_t>(k);
-    void* x = m.x[K].data();
-    void* o = m.x[K + 1].data();
-    void* h = m.h[K].data();
-    void* w1 = m.w1[K].data();
-    void* w2 = m.w2[K].data();
-    m.f.emplace_back(Gemm::Args{'N', 'T', T, H, D, x, D, w1, D, 0.0f, h, H, false}, dt, eng);
-    m.f.emplace_back(Gemm::Args{'N', 'T', T, D, H, h, H, w2, H, 0.0f, o, D, false}, dt, eng);
-  }
-  // B and BW run from the last block to the first; W in any order (here the same, as autograd).
-  for (int k = n - 1; k >= 0; --k) {
-    const auto K = static_cast<std::size_t>(k);
-    // NOTE: the seed's bug feeds the stage's output gradient to every block.
-    void* go = seed_bug ? m.g[as_size(n)].data() : m.g[K + 1].data();
-    void* dh = m.dh[K].data();
-    void* dx = m.g[K].data();
-    // dh = do W2;  dx = dh W1;  dW2 += doᵀ h;  dW1 += dhᵀ x
-    const Gemm::Args b_dh{'N', 'N', T, H, D, go, D, m.w2[K].data(), H, 0.0f, dh, H, false};
-    const Gemm::Args b_dx{'N', 'N', T, D, H, dh, H, m.w1[K].data(), D, 0.0f, dx, D, false};
-    const Gemm::Args w_2{'T', 'N', D, H, T, go, D, m.h[K].data(), H, 1.0f, m.dw2[K].data(), H,
-                         true};
-    const Gemm::Args w_1{'T', 'N', H, D, T, dh, H, m.x[K].data(), D, 1.0f, m.dw1[K].data(), D,
-                         true};
-    m.w.emplace_back(w_2, dt, eng);
-    m.w.emplace_back(w_1, dt, eng);
-    m.b.emplace_back(b_dh, dt, eng);
-    m.b.emplace_back(b_dx, dt, eng);
-    m.bw.emplace_back(b_dh, dt, eng);
-    m.bw.emplace_back(w_2, dt, eng);
-    m.bw.emplace_back(b_dx, dt, eng);
-    m.bw.emplace_back(w_1, dt, eng);
-  }
+  m.slots.reserve(static_cast<std::size_t>(slots));
+  for (int k = 0; k < slots; ++k) m.add_slot();
 }
 
 StageMlp::~StageMlp() = default;
@@ -343,14 +369,18 @@ std::size_t checked_block(int block, int blocks) {
 
 } // namespace
 
-void StageMlp::set_input(std::span<const float> x) {
-  expect_size(x, impl_->x[0].count(), "set_input");
-  impl_->x[0].store(x);
+int StageMlp::slots() const { return static_cast<int>(impl_->slots.size()); }
+
+void StageMlp::set_input(std::span<const float> x, int slot) {
+  auto& a = impl_->slot(slot);
+  expect_size(x, a.x[0].count(), "set_input");
+  a.x[0].store(x);
 }
 
-void StageMlp::set_output_grad(std::span<const float> g) {
-  expect_size(g, impl_->g.back().count(), "set_output_grad");
-  impl_->g.back().store(g);
+void StageMlp::set_output_grad(std::span<const float> g, int slot) {
+  auto& a = impl_->slot(slot);
+  expect_size(g, a.g.back().count(), "set_output_grad");
+  a.g.back().store(g);
 }
 
 void StageMlp::set_weights(int block, std::span<const float> w1, std::span<const float> w2) {
@@ -366,14 +396,16 @@ void StageMlp::zero_weight_grads() {
     for (auto& g : *grads) std::memset(g.data(), 0, g.count() * 4);
 }
 
-void StageMlp::forward() { impl_->run(impl_->f); }
-void StageMlp::backward_input() { impl_->run(impl_->b); }
-void StageMlp::backward_weight() { impl_->run(impl_->w); }
-void StageMlp::backward_fused() { impl_->run(impl_->bw); }
+void StageMlp::forward(int slot) { impl_->run(impl_->slot(slot).f); }
+void StageMlp::backward_input(int slot) { impl_->run(impl_->slot(slot).b); }
+void StageMlp::backward_weight(int slot) { impl_->run(impl_->slot(slot).w); }
+void StageMlp::backward_fused(int slot) { impl_->run(impl_->slot(slot).bw); }
 
-std::vector<float> StageMlp::input() const { return impl_->x.front().load(); }
-std::vector<float> StageMlp::output() const { return impl_->x.back().load(); }
-std::vector<float> StageMlp::input_grad() const { return impl_->g.front().load(); }
+std::vector<float> StageMlp::input(int slot) const { return impl_->slot(slot).x.front().load(); }
+std::vector<float> StageMlp::output(int slot) const { return impl_->slot(slot).x.back().load(); }
+std::vector<float> StageMlp::input_grad(int slot) const {
+  return impl_->slot(slot).g.front().load();
+}
 std::vector<float> StageMlp::weight1(int block) const {
   return impl_->w1[checked_block(block, impl_->s.blocks)].load();
 }
@@ -390,8 +422,8 @@ std::vector<float> StageMlp::weight2_grad(int block) const {
 std::string StageMlp::gemm_implementation() const {
   if (impl_->s.dtype == DType::f32) return "dnnl_sgemm";
   std::vector<std::string> impls;
-  for (const auto& c : impl_->f) impls.push_back(c.implementation());
-  for (const auto& c : impl_->w) impls.push_back(c.implementation());
+  for (const auto& c : impl_->slots.front().f) impls.push_back(c.implementation());
+  for (const auto& c : impl_->slots.front().w) impls.push_back(c.implementation());
   std::sort(impls.begin(), impls.end());
   impls.erase(std::unique(impls.begin(), impls.end()), impls.end());
   return fmt::format("matmul {}", fmt::join(impls, ", "));

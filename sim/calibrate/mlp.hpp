@@ -31,8 +31,9 @@ struct MlpShape {
 
 /// FLOPs of one kind (F, B or W) for one block: two GEMMs of 2·T·D·4D each, i.e. 16·T·D².
 [[nodiscard]] double flops_per_block(int dim, int tokens);
-/// Bytes every buffer of a StageMlp of this shape allocates (weights, gradients, activations).
-[[nodiscard]] double stage_buffer_bytes(const MlpShape& shape);
+/// Bytes every buffer of a StageMlp of this shape allocates (weights, gradients, and the
+/// activations of `slots` micro-batches).
+[[nodiscard]] double stage_buffer_bytes(const MlpShape& shape, int slots = 1);
 
 /// Sets the GEMM thread count (OpenMP, which oneDNN runs on) for its lifetime, then restores it.
 class ScopedGemmThreads {
@@ -62,6 +63,9 @@ private:
 ///   W  dW2_k += g_{k+1}ᵀ h_k,  dW1_k += dh_kᵀ x_k
 /// B runs from the last block to the first, chaining each block's input gradient into the block
 /// before it. f32 runs dnnl_sgemm; bf16 runs oneDNN matmul primitives (f32 accumulation).
+/// The weights and their gradients are shared by `slots` sets of activations (x, h, g, dh), so
+/// several micro-batches can be between their F and their W at once (`ppsim execute`); every
+/// per-micro-batch call takes the slot, 0 by default.
 ///
 ///   StageMlp mlp({1024, 2048, 2, DType::f32}); mlp.set_input(x); mlp.set_output_grad(g);
 ///   mlp.forward(); mlp.backward_input(); mlp.backward_weight();
@@ -70,7 +74,8 @@ public:
   /// `seed_bug` reproduces the seed's multi-block backward, which feeds the stage's output
   /// gradient to every block instead of chaining; it exists only so tests can show the gradient
   /// check catches it. Weights start as PyTorch's Linear default, uniform in ±1/sqrt(fan_in).
-  explicit StageMlp(const MlpShape& shape, std::uint64_t seed = 1, bool seed_bug = false);
+  explicit StageMlp(const MlpShape& shape, std::uint64_t seed = 1, bool seed_bug = false,
+                    int slots = 1);
   ~StageMlp();
   StageMlp(StageMlp&&) noexcept;
   StageMlp& operator=(StageMlp&&) noexcept;
@@ -78,22 +83,24 @@ public:
   StageMlp& operator=(const StageMlp&) = delete;
 
   [[nodiscard]] const MlpShape& shape() const;
+  /// Sets of activations (micro-batches in flight at once).
+  [[nodiscard]] int slots() const;
 
-  void set_input(std::span<const float> x);          ///< T×D, rounded to the dtype
-  void set_output_grad(std::span<const float> g);    ///< T×D, the gradient of the stage output
+  void set_input(std::span<const float> x, int slot = 0);        ///< T×D, rounded to the dtype
+  void set_output_grad(std::span<const float> g, int slot = 0);  ///< T×D, the stage output's gradient
   /// Weights of one block: W1 is 4D×D, W2 is D×4D (row-major, as torch.nn.Linear stores them).
   void set_weights(int block, std::span<const float> w1, std::span<const float> w2);
   void zero_weight_grads();
 
-  void forward();          ///< F
-  void backward_input();   ///< B
-  void backward_weight();  ///< W (accumulates into the weight gradients)
-  void backward_fused();   ///< BW: B and W of each block together, as a fused autograd backward
+  void forward(int slot = 0);          ///< F
+  void backward_input(int slot = 0);   ///< B
+  void backward_weight(int slot = 0);  ///< W (accumulates into the weight gradients)
+  void backward_fused(int slot = 0);   ///< BW: B and W of each block together, as a fused autograd backward
 
   // Read back as f32 (row-major).
-  [[nodiscard]] std::vector<float> input() const;
-  [[nodiscard]] std::vector<float> output() const;
-  [[nodiscard]] std::vector<float> input_grad() const;
+  [[nodiscard]] std::vector<float> input(int slot = 0) const;
+  [[nodiscard]] std::vector<float> output(int slot = 0) const;
+  [[nodiscard]] std::vector<float> input_grad(int slot = 0) const;
   [[nodiscard]] std::vector<float> weight1(int block) const;
   [[nodiscard]] std::vector<float> weight2(int block) const;
   [[nodiscard]] std::vector<float> weight1_grad(int block) const;

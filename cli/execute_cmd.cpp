@@ -1,0 +1,216 @@
+// `ppsim execute`: run a schedule for real on Open MPI ranks and compare with the simulator.
+//
+//   ppsim execute -s zb-h1 -p 2 -m 8 --dim 512 --tokens 512 --blocks 2 --trace out/zb-h1.json
+//   mpirun -np 4 --hostfile hosts ppsim execute -s 1f1b -p 4 -m 8 --dim 1024 --tokens 1024 --blocks 2
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "exec/executor.hpp"
+#include "exec/launcher.hpp"
+#include "exec/plan.hpp"
+#include "exec/report.hpp"
+#include "sim/atomic_file.hpp"
+#include "sim/calibrate/calibrate.hpp"
+#include "sim/errors.hpp"
+#include "sim/schedule_io.hpp"
+#include "viz/chrome_trace.hpp"
+
+#include <fmt/format.h>
+#include <memory>
+#include <ostream>
+#include <thread>
+#include <unistd.h>
+
+static_assert(ppsim::exec::kExitExecutionFailed == ppsim::kExitExecutionFailed);
+
+namespace ppsim::cli {
+
+namespace {
+
+struct ExecuteOptions {
+  RunOptions run;
+  int dim{0};
+  int tokens{0};
+  int blocks{0};
+  int threads{1};
+  int iterations{3};
+  double watchdog{60};
+  std::uint64_t seed{1};
+  std::string trace;
+  std::string hostfile;
+  std::string fault;
+  bool json{false};
+};
+
+/// The arguments each rank gets: the same command, so every rank builds the same schedule.
+std::vector<std::string> rank_arguments(const ExecuteOptions& o) {
+  std::vector<std::string> a{"execute", "-s", o.run.schedules};
+  const auto add = [&](std::string_view flag, const std::string& value) {
+    if (!value.empty()) a.insert(a.end(), {std::string(flag), value});
+  };
+  if (o.run.stages != RunOptions::kNotGiven) add("-p", fmt::format("{}", o.run.stages));
+  if (o.run.microbatches != RunOptions::kNotGiven) add("-m", fmt::format("{}", o.run.microbatches));
+  if (o.run.chunks != 0) add("-v", fmt::format("{}", o.run.chunks));
+  add("--costs", o.run.costs);
+  add("--costs-file", o.run.costs_file);
+  add("--mem-limit", o.run.mem_limit);
+  add("--dim", fmt::format("{}", o.dim));
+  add("--tokens", fmt::format("{}", o.tokens));
+  add("--blocks", fmt::format("{}", o.blocks));
+  add("--threads", fmt::format("{}", o.threads));
+  add("--iterations", fmt::format("{}", o.iterations));
+  add("--watchdog", fmt::format("{}", o.watchdog));
+  add("--seed", fmt::format("{}", o.seed));
+  add("--trace", o.trace);
+  add("--fault", o.fault);
+  if (o.json) a.emplace_back("--json");
+  return a;
+}
+
+int exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const ConfigError*>(&e)) return kExitBadInput;
+  if (dynamic_cast<const ScheduleError*>(&e)) return kExitInvalidSchedule;
+  if (dynamic_cast<const InfeasibleError*>(&e)) return kExitInfeasible;
+  return exec::kExitExecutionFailed;
+}
+
+void check_range(long long value, long long low, long long high, std::string_view option) {
+  if (value < low || value > high)
+    throw ConfigError(fmt::format("{} {}: expected {}..{}", option, value, low, high));
+}
+
+/// Runs on one rank under mpirun: execute, then rank 0 reports.
+int run_rank(const ExecuteOptions& o, const Schedule& schedule, const exec::ModelShape& shape,
+             const CostSpec& costs, bool costs_given, Io io) {
+  exec::MpiSession mpi;
+  try {
+    if (mpi.size() != schedule.devices)
+      throw ConfigError(fmt::format("{} has {} devices but mpirun started {} ranks (use -np {})",
+                                    schedule.name, schedule.devices, mpi.size(),
+                                    schedule.devices));
+    exec::ExecOptions eo;
+    eo.shape = shape;
+    eo.threads = o.threads;
+    eo.iterations = o.iterations;
+    eo.watchdog_s = o.watchdog;
+    eo.seed = o.seed;
+    if (!o.fault.empty()) eo.fault = exec::parse_fault(o.fault);
+    if (costs_given) eo.costs = costs;
+    const exec::ExecResult result = exec::execute(schedule, eo);
+    if (mpi.rank() != 0) return kExitOk;
+    const exec::ExecReport report = exec::make_report(schedule, result, shape);
+    if (!o.trace.empty()) {
+      write_file_atomically(o.trace, [&](std::ostream& f) { write_chrome_trace(f, report.measured); });
+      write_file_atomically(path_for(o.trace, "predicted", true),
+                            [&](std::ostream& f) { write_chrome_trace(f, report.predicted); });
+    }
+    if (o.json) io.out << exec::execute_json(report) << "\n";
+    else exec::write_execute_report(io.out, report);
+    io.out.flush();
+    if (!result.gradients_ok) {
+      io.err << fmt::format("ppsim: error: execute: the weight gradients of {} differ from the "
+                            "single-process reference by more than {:.0e} (see gradient_check)\n",
+                            schedule.name, result.gradient_tolerance);
+      return exec::kExitExecutionFailed;
+    }
+    return kExitOk;
+  } catch (const std::exception& e) {
+    if (mpi.rank() != 0) return exit_code_of(e);  // rank 0 reports the same error
+    throw;
+  }
+}
+
+} // namespace
+
+void add_execute_command(CLI::App& app, Io io, Action& action) {
+  auto o = std::make_shared<ExecuteOptions>();
+  auto* cmd = app.add_subcommand(
+      "execute", "run a schedule for real on Open MPI ranks (one per device) with the MLP's "
+                 "oneDNN GEMMs, check the gradients, and compare with the simulator");
+  add_run_options(*cmd, o->run, false);
+  cmd->add_option("--dim", o->dim, "model width D (blocks are Linear(D, 4D), Linear(4D, D))")
+      ->required();
+  cmd->add_option("--tokens", o->tokens, "rows of a micro-batch")->required();
+  cmd->add_option("--blocks", o->blocks,
+                  "MLP blocks per device-stage (a schedule with v chunks gives each blocks/v)")
+      ->required();
+  cmd->add_option("--threads", o->threads, "GEMM threads per rank (default 1)");
+  cmd->add_option("--iterations", o->iterations,
+                  "training iterations; the first is a warm-up when there are several (default 3)");
+  cmd->add_option("--trace", o->trace,
+                  "write the measured timeline as a Chrome trace to FILE, and the prediction to "
+                  "FILE-predicted.json");
+  cmd->add_flag("--json", o->json, "print the ppsim.execute/1 document");
+  cmd->add_option("--watchdog", o->watchdog,
+                  "seconds a rank may wait for another before every rank is aborted (default 60)");
+  cmd->add_option("--seed", o->seed, "seed of the weights and data (default 1)");
+  cmd->add_option("--hostfile", o->hostfile, "run the ranks on the hosts of an Open MPI hostfile");
+  cmd->add_option("--fault", o->fault, "test only: die:RANK, hang:RANK or seed-bug:RANK")->group("");
+  cmd->callback([io, &action, o] {
+    action = [io, o] {
+      check_range(o->dim, 1, 1 << 16, "--dim");
+      check_range(o->tokens, 1, 1 << 20, "--tokens");
+      check_range(o->blocks, 1, 1024, "--blocks");
+      check_range(o->threads, 1, 1024, "--threads");
+      check_range(o->iterations, 1, 1000, "--iterations");
+      if (!(o->watchdog > 0 && o->watchdog <= 86400))
+        throw ConfigError(fmt::format("--watchdog {}: expected seconds in (0, 86400]", o->watchdog));
+      if (!o->run.calibrate.empty())
+        throw ConfigError("--calibrate: execute calibrates on its own ranks; give --costs or "
+                          "--costs-file to predict with other costs");
+      if (o->run.schedules.find(',') != std::string::npos)
+        throw ConfigError(fmt::format("--schedule '{}': execute runs one schedule",
+                                      o->run.schedules));
+      if (!o->fault.empty()) (void)exec::parse_fault(o->fault);
+      const bool costs_given = !o->run.costs.empty() || !o->run.costs_file.empty();
+      const CostSpec costs = resolve_costs(o->run);
+      // Validation and the simulator's deadlock check, before any rank starts.
+      const Run checked = run_one(o->run.schedules, o->run, costs);
+      const Schedule& schedule = checked.schedule;
+      const int v = schedule.chunks();
+      if (o->blocks % v != 0)
+        throw ConfigError(fmt::format("--blocks {}: {} gives each device {} chunks; use a multiple "
+                                      "of {}",
+                                      o->blocks, schedule.name, v, v));
+      const exec::ModelShape shape{o->dim, o->tokens, o->blocks / v};
+      // The most memory one rank allocates: activations of its slots, weights, the reference.
+      const exec::ExecPlan plan = exec::make_plan(schedule);
+      const calibrate::MlpShape mlp{shape.dim, shape.tokens, shape.blocks, calibrate::DType::f32};
+      double worst = 0;
+      for (const auto& dev : plan.devices) {
+        double bytes = 0;
+        for (int n : dev.slots)
+          if (n > 0) bytes += calibrate::stage_buffer_bytes(mlp, n);
+        worst = std::max(worst, bytes);
+      }
+      worst += schedule.stages() * calibrate::stage_buffer_bytes(mlp);  // rank 0's reference
+      if (worst > calibrate::kMaxCalibrationBytes)
+        throw ConfigError(fmt::format("execute: a rank would allocate {:.1f} GiB (limit {:.0f} "
+                                      "GiB); use a smaller --dim, --tokens or --blocks",
+                                      worst / (1u << 30),
+                                      calibrate::kMaxCalibrationBytes / (1u << 30)));
+
+      if (exec::under_mpi_launcher())
+        return run_rank(*o, schedule, shape, costs, costs_given, io);
+
+      exec::LaunchOptions lo;
+      lo.ranks = schedule.devices;
+      lo.threads = o->threads;
+      lo.hostfile = o->hostfile;
+      lo.as_root = ::geteuid() == 0;
+      lo.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      const auto command =
+          exec::mpirun_command(lo, exec::self_executable(), rank_arguments(*o));
+      const int rc = exec::run_process(command, io.out, io.err);
+      if (rc == kExitOk || rc == kExitBadInput || rc == kExitInvalidSchedule ||
+          rc == kExitInfeasible || rc == exec::kExitExecutionFailed)
+        return rc;  // the ranks reported why
+      io.err << fmt::format("ppsim: error: execute: a rank failed: mpirun exited with status {}{}; "
+                            "see mpirun's report above\n  command: {}\n",
+                            rc, rc > 128 ? fmt::format(" (signal {})", rc - 128) : "",
+                            exec::quoted(command));
+      return exec::kExitExecutionFailed;
+    };
+  });
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,97 @@
+// Runs a schedule for real: one MPI rank per pipeline device, the seed's MLP on every stage.
+#pragma once
+
+#include "exec/model.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/errors.hpp"
+#include "sim/schedule.hpp"
+#include "sim/timeline.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppsim::exec {
+
+/// Exit code of `ppsim execute` when the run failed: a rank died or hung (the watchdog fired),
+/// or the gradients differ from the single-process reference.
+inline constexpr int kExitExecutionFailed = 6;
+
+/// Largest allowed max |grad − reference| / max |reference| per stage (f32, sums in another
+/// order than the reference's).
+inline constexpr double kGradientTolerance = 1e-4;
+
+/// A failure of the run itself (not of the input): the gradient check, a rank, MPI.
+class ExecutionError : public Error {
+public:
+  using Error::Error;
+};
+
+/// A deliberate failure for tests: rank `rank` dies (SIGKILL) or hangs halfway through the first
+/// iteration, or computes with the seed's unchained multi-block backward (wrong gradients).
+struct Fault {
+  enum class What : std::uint8_t { die, hang, seed_bug } what{What::die};
+  int rank{0};
+};
+
+/// Parses `die:RANK`, `hang:RANK` or `seed-bug:RANK`; ConfigError otherwise.
+[[nodiscard]] Fault parse_fault(const std::string& text);
+
+struct ExecOptions {
+  ModelShape shape;    ///< blocks per (virtual) stage
+  int threads{1};      ///< GEMM threads per rank
+  int iterations{3};   ///< the first is a warm-up when there are several
+  double watchdog_s{60};  ///< longest wait for another rank before every rank is aborted
+  std::uint64_t seed{1};
+  std::optional<Fault> fault;
+  /// Costs for the prediction; empty = calibrate on every rank at once before the run.
+  std::optional<CostSpec> costs;
+};
+
+/// The result of one stage's gradient check.
+struct StageGradientCheck {
+  int stage{0};
+  int device{0};
+  double rel_diff{0};
+};
+
+/// What rank 0 holds after a run (the other ranks get an empty result).
+struct ExecResult {
+  std::vector<Timeline> iterations;  ///< measured, ns since the iteration's barrier
+  CostSpec costs;                    ///< the prediction's costs (per virtual stage when calibrated)
+  double comm_ms{0};                 ///< half the median round trip of one activation, rank 0<->1
+  std::vector<StageGradientCheck> gradients;
+  double gradient_tolerance{kGradientTolerance};
+  bool gradients_ok{false};
+  std::vector<std::string> hosts;  ///< processor name of each rank
+  int threads{1};
+};
+
+/// Whether this process was started by mpirun / an MPI launcher (Open MPI, PMIx or PMI).
+[[nodiscard]] bool under_mpi_launcher();
+
+/// Joins MPI (init with thread support FUNNELED) for its lifetime.
+class MpiSession {
+public:
+  MpiSession();
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return size_; }
+
+private:
+  int rank_{0};
+  int size_{1};
+};
+
+/// Runs `schedule` (valid, one device per rank) on every rank of MPI_COMM_WORLD: measures the
+/// comm latency, calibrates (unless options.costs), runs the iterations, gathers the timestamps
+/// and checks the gradients on rank 0. A failure during the run prints the error with the rank
+/// and aborts every rank with kExitExecutionFailed.
+///
+///   MpiSession mpi; ExecResult r = execute(schedule, options);  // collective
+[[nodiscard]] ExecResult execute(const Schedule& schedule, const ExecOptions& options);
+
+} // namespace ppsim::exec

@@ -1,0 +1,58 @@
+// The communication plan of a schedule on real ranks: what each task receives and sends.
+#pragma once
+
+#include "sim/dependencies.hpp"
+#include "sim/schedule.hpp"
+
+#include <vector>
+
+namespace ppsim::exec {
+
+/// A result handed from one stage to another: the output of F(stage, mb) to the next stage's F,
+/// or the input gradient of B(stage, mb) to the previous stage's B/BW. `from == to` when both
+/// stages are on one device (the data is handed over in memory, not through MPI).
+struct Message {
+  Part part;
+  int from{0};  ///< device that produces it
+  int to{0};    ///< device that consumes it
+
+  friend bool operator==(const Message& a, const Message& b) {
+    return a.part.kind == b.part.kind && a.part.stage == b.part.stage &&
+           a.part.microbatch == b.part.microbatch && a.from == b.from && a.to == b.to;
+  }
+};
+
+/// What one task of a device's order needs before it starts and hands on when it ends.
+struct TaskPlan {
+  std::vector<Message> receives;
+  std::vector<Message> sends;
+};
+
+/// One device's share of an iteration.
+struct DevicePlan {
+  std::vector<TaskPlan> tasks;    ///< parallel to schedule.order[device]
+  std::vector<Message> incoming;  ///< every message from another device, in first-use order
+  /// Per stage: the most micro-batches whose activations the device holds at once (F started,
+  /// W or BW not yet ended); 0 for stages on other devices.
+  std::vector<int> slots;
+};
+
+/// The plan of every device. Built from sim/dependencies.hpp only: a message is a dependency of
+/// a task on a part of another stage; a dependency on its own stage (B on F, W on B) is state
+/// the stage keeps.
+///
+///   ExecPlan plan = make_plan(make_schedule("zb-h1", {4, 8}));
+///   for (const Message& m : plan.devices[1].incoming) ...;
+struct ExecPlan {
+  std::vector<DevicePlan> devices;
+  int stages{0};
+  int microbatches{0};
+};
+
+/// Throws ScheduleError when a part needed by a task is produced by no task (validate() first).
+[[nodiscard]] ExecPlan make_plan(const Schedule& schedule);
+
+/// The MPI tag of a message: the dense index of its part (unique within an iteration).
+[[nodiscard]] int message_tag(const Part& part, int stages);
+
+} // namespace ppsim::exec

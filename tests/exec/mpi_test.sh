@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# ctest driver of `ppsim execute` on real Open MPI ranks (registered by tests/exec/mpi_tests.cmake).
+#
+#   tests/exec/mpi_test.sh build/dev/ppsim run zb-v 4          # runs, gradients, one event per task
+#   tests/exec/mpi_test.sh build/dev/ppsim fault die           # a rank dies: exit 6, reported
+#   tests/exec/mpi_test.sh build/dev/ppsim invalid FILE        # rejected before launch: exit 4
+set -uo pipefail
+
+ppsim=$1
+mode=$2
+shift 2
+fail() { echo "mpi_test: FAIL: $*" >&2; exit 1; }
+[ -x "$ppsim" ] || fail "no ppsim executable at '$ppsim'"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+small=(--dim 24 --tokens 8 --iterations 2)
+
+case "$mode" in
+run)
+  schedule=$1 np=$2
+  shift 2
+  m=$((2 * np))
+  # Unit costs for the prediction keep the test fast (no calibration); one case calibrates.
+  costs=(--costs F=1,B=1,W=1)
+  [ "${1:-}" = "--calibrate-on-ranks" ] && costs=() && shift
+  "$ppsim" execute -s "$schedule" -p "$np" -m "$m" --blocks 4 "${small[@]}" "${costs[@]}" \
+    --watchdog 30 --trace "$work/measured.json" --json "$@" >"$work/out.json" 2>"$work/err.txt"
+  rc=$?
+  [ $rc -eq 0 ] || { cat "$work/err.txt" >&2; fail "$schedule -np $np: exit $rc, expected 0"; }
+  grep -q '"schema": "ppsim.execute/1"' "$work/out.json" || fail "no ppsim.execute/1 document"
+  grep -q '"passed": true' "$work/out.json" || fail "gradient check did not pass"
+  # The measured trace holds one task event per task, as the simulator's trace of the schedule.
+  "$ppsim" simulate -s "$schedule" -p "$np" -m "$m" --trace "$work/simulated.json" >/dev/null ||
+    fail "ppsim simulate failed"
+  want=$(grep -o '"ph":"X"' "$work/simulated.json" | wc -l)
+  got=$(grep -o '"ph":"X"' "$work/measured.json" | wc -l)
+  pred=$(grep -o '"ph":"X"' "$work/measured-predicted.json" | wc -l)
+  [ "$want" -gt 0 ] && [ "$got" -eq "$want" ] && [ "$pred" -eq "$want" ] ||
+    fail "$schedule -np $np: $got measured and $pred predicted task events, expected $want"
+  echo "mpi_test: $schedule -np $np: $got task events, gradients equal the reference"
+  ;;
+fault)
+  kind=$1
+  "$ppsim" execute -s 1f1b -p 2 -m 4 --blocks 2 "${small[@]}" --costs F=1 --watchdog 2 \
+    --fault "$kind:1" >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+  cat "$work/err.txt"
+  [ $rc -eq 6 ] || fail "--fault $kind:1: exit $rc, expected 6"
+  case "$kind" in
+  die) grep -q "rank failed" "$work/err.txt" || fail "the dead rank is not reported" ;;
+  hang) grep -q "rank 0: waited .* for 1B.* from rank 1" "$work/err.txt" ||
+    fail "the watchdog did not name the awaited result" ;;
+  seed-bug) grep -q "differ from the single-process reference" "$work/err.txt" ||
+    fail "wrong gradients were not reported" ;;
+  esac
+  echo "mpi_test: --fault $kind:1 reported, exit 6"
+  ;;
+invalid)
+  file=$1 want=${2:-4}
+  "$ppsim" execute -s "$file" --blocks 2 "${small[@]}" >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+  cat "$work/err.txt"
+  [ $rc -eq "$want" ] || fail "$file: exit $rc, expected $want"
+  grep -q "mpirun" "$work/err.txt" && fail "$file: mpirun was started"
+  echo "mpi_test: $file rejected before launch"
+  ;;
+*) fail "unknown mode '$mode'" ;;
+esac
