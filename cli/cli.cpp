@@ -33,6 +33,37 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
                  "calibrate on this CPU first: dim=..,tokens=..,blocks=..[,threads=..]");
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
+  // NOTE: execute has its own --iterations (real training steps on MPI ranks) and export writes
+  // one iteration's order; neither simulates iterations, so they do not get these options.
+  if (cmd.get_name() == "execute" || cmd.get_name() == "export") return;
+  cmd.add_option("--iterations", o.iterations,
+                 "simulate K training iterations back to back (default 1); metrics stay per "
+                 "iteration, the trace shows all, iteration_time_ms is the steady state");
+  cmd.add_option("--optimizer-step", o.optimizer_step,
+                 "optimizer step per device after each iteration, ms (default 0)");
+  cmd.add_option("--sync", o.sync,
+                 "at the step: allreduce (barrier, everyone waits for the slowest; default) or "
+                 "post-validation (no barrier, ZB paper section 4)");
+}
+
+IterationOptions resolve_iterations(const RunOptions& o) {
+  IterationOptions it;
+  if (o.iterations < 1)
+    throw ConfigError(fmt::format("--iterations {}: needs at least 1 iteration", o.iterations));
+  it.count = o.iterations;
+  if (!o.optimizer_step.empty()) {
+    double ms = 0;
+    const char* first = o.optimizer_step.data();
+    const char* last = first + o.optimizer_step.size();
+    auto [rest, ec] = std::from_chars(first, last, ms);
+    if (ec != std::errc{} || rest != last)
+      throw ConfigError(fmt::format("--optimizer-step '{}': expected a number of ms",
+                                    o.optimizer_step));
+    it.optimizer_step =
+        ms_to_ticks(ms, fmt::format("--optimizer-step '{}'", o.optimizer_step));
+  }
+  it.sync = parse_sync(o.sync);
+  return it;
 }
 
 CostSpec resolve_costs(const RunOptions& o) {
@@ -92,12 +123,14 @@ Schedule resolve_schedule(const std::string& name, const RunOptions& o, const Co
 }
 
 Run run_one(const std::string& name, const RunOptions& o, const CostSpec& costs) {
+  const IterationOptions iterations = resolve_iterations(o);
   const bool file = is_schedule_file(name);
   Schedule schedule = file ? load_schedule_file(name) : Schedule{};
   const int devices = file ? schedule.devices : o.stages;
   const double mem_limit = resolve_mem_limit(o.mem_limit, devices, costs);
   if (!file) schedule = resolve_schedule(name, o, costs, mem_limit);
-  Run run = run_schedule(std::move(schedule), costs);
+  Run run = iterations.requested() ? run_iterations(std::move(schedule), costs, iterations)
+                                    : run_schedule(std::move(schedule), costs);
   run.mem_limit = mem_limit;
   if (mem_limit >= 0) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
@@ -105,6 +138,16 @@ Run run_one(const std::string& name, const RunOptions& o, const CostSpec& costs)
         throw InfeasibleError(fmt::format(
             "{}: device {} peaks at {:.4g} M_B, above --mem-limit {} ({:.4g} M_B)",
             run.schedule.name, d.device, d.peak_memory, o.mem_limit, mem_limit));
+    }
+    // Overlapping iterations (post-validation) may hold more than one iteration's peak.
+    const auto& peaks = run.iterations.peak_memory;
+    for (std::size_t d = 0; d < peaks.size(); ++d) {
+      if (peaks[d] > mem_limit + 1e-9)
+        throw InfeasibleError(fmt::format(
+            "{}: device {} peaks at {:.4g} M_B over {} iterations ({}), above --mem-limit {} "
+            "({:.4g} M_B)",
+            run.schedule.name, d, peaks[d], iterations.count, sync_name(iterations.sync),
+            o.mem_limit, mem_limit));
     }
   }
   return run;
@@ -148,6 +191,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   cli::add_calibrate_command(app, io, action);
   cli::add_report_commands(app, io, action);
   cli::add_schedule_commands(app, io, action);
+  cli::add_execute_command(app, io, action);
 
   std::string where = "ppsim";
   try {

@@ -36,11 +36,17 @@ struct RunOptions {
   std::string costs_file;
   std::string calibrate;
   std::string mem_limit;
+  int iterations{1};           ///< --iterations K
+  std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
+  std::string sync{"allreduce"};  ///< --sync allreduce|post-validation
 };
 
 /// Adds the shared options to `cmd`. With `require_shape` false, -p and -m may be omitted (for a
 /// schedule file, which carries its own shape).
 void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = true);
+
+/// --iterations, --optimizer-step and --sync, checked (ConfigError naming the value).
+[[nodiscard]] IterationOptions resolve_iterations(const RunOptions& options);
 
 /// The cost spec: the cost file (or a calibration) first, then --costs overrides on top.
 [[nodiscard]] CostSpec resolve_costs(const RunOptions& options);
@@ -58,7 +64,9 @@ void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = tr
 
 /// Builds (or loads) and simulates one schedule under --mem-limit (resolved against the
 /// schedule's own device count); InfeasibleError names the device and its peak when the
-/// schedule exceeds the limit.
+/// schedule exceeds the limit. With --iterations / --optimizer-step / --sync it runs
+/// run_iterations() (K-fold schedule and timeline, first-iteration metrics) and checks the limit
+/// against the peak over all iterations too.
 [[nodiscard]] Run run_one(const std::string& name_or_file, const RunOptions& options,
                           const CostSpec& costs);
 
@@ -73,4 +81,5 @@ void add_core_commands(CLI::App& app, Io io, Action& action);  // list, simulate
 void add_calibrate_command(CLI::App& app, Io io, Action& action);  // calibrate_cmd.cpp
 void add_report_commands(CLI::App& app, Io io, Action& action);  // report_cmds.cpp: sweep, check
 void add_schedule_commands(CLI::App& app, Io io, Action& action);  // schedule_cmds.cpp: validate, export
+void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.cpp: MPI ranks
 }  // namespace ppsim::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sim/cost_model.hpp"
+#include "sim/iterations.hpp"
 #include "sim/metrics.hpp"
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
@@ -22,6 +23,9 @@ struct Run {
   std::vector<std::pair<std::string, std::string>> parameters;
   /// The activation memory limit it was generated or checked against, M_B units; < 0 = none.
   double mem_limit{-1};
+  /// Several iterations (run_iterations): then schedule and timeline are the K-fold ones, while
+  /// metrics stay those of one iteration. Count 1 and no step for a plain run.
+  IterationSummary iterations;
 };
 
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's

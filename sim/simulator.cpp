@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <queue>
+#include <string_view>
 
 namespace ppsim {
 
@@ -46,9 +47,30 @@ void check_indexable(const Schedule& s, const Topology& topo) {
   }
 }
 
-} // namespace
+// Rejects options whose sizes do not match the runs or that name a barrier that does not exist.
+void check_options(const SimOptions& o, std::size_t runs) {
+  const auto sized = [&](std::size_t n, std::string_view what) {
+    if (n != 0 && n != runs)
+      throw ConfigError(fmt::format("simulator options: {} has {} entries for {} runs", what, n, runs));
+  };
+  sized(o.pause_after.size(), "pause_after");
+  sized(o.barrier_member.size(), "barrier_member");
+  sized(o.barrier_gate.size(), "barrier_gate");
+  const auto barriers = static_cast<int>(o.barrier_delay.size());
+  for (const auto* ids : {&o.barrier_member, &o.barrier_gate})
+    for (std::size_t r = 0; r < ids->size(); ++r)
+      if ((*ids)[r] < -1 || (*ids)[r] >= barriers)
+        throw ConfigError(fmt::format("simulator options: run {} names barrier {} of {}", r,
+                                      (*ids)[r], barriers));
+  for (Ticks t : o.pause_after)
+    if (t < 0) throw ConfigError(fmt::format("simulator options: negative pause {} ns", t));
+  for (Ticks t : o.barrier_delay)
+    if (t < 0) throw ConfigError(fmt::format("simulator options: negative barrier delay {} ns", t));
+}
 
-Timeline simulate(const Schedule& schedule, const CostModel& costs) {
+// The engine. kOptions = false is simulate()'s hot path: every option branch compiles away.
+template <bool kOptions>
+Timeline simulate_core(const Schedule& schedule, const CostModel& costs, const SimOptions* opt) {
   const Topology topo(schedule);
   check_indexable(schedule, topo);
   const int P = schedule.devices;
@@ -81,6 +103,24 @@ Timeline simulate(const Schedule& schedule, const CostModel& costs) {
   std::vector<char> busy(ix(P), 0);
   for (int d = 0; d < P; ++d) cursor[ix(d)] = tl.device_begin[ix(d)];
 
+  // Barriers (SimOptions): members still running, their last end, the release time (-1 until
+  // every member ended), and the first device parked on it (chained through next_waiter).
+  std::vector<int> barrier_left;
+  std::vector<Ticks> barrier_last, barrier_release;
+  std::vector<int> barrier_waiter;
+  if constexpr (kOptions) {
+    check_options(*opt, tl.runs.size());
+    const std::size_t nb = opt->barrier_delay.size();
+    barrier_left.assign(nb, 0);
+    barrier_last.assign(nb, 0);
+    barrier_release.assign(nb, -1);
+    barrier_waiter.assign(nb, -1);
+    for (int b : opt->barrier_member)
+      if (b >= 0) ++barrier_left[ix(b)];
+    for (std::size_t b = 0; b < nb; ++b)
+      if (barrier_left[b] == 0) barrier_release[b] = opt->barrier_delay[b];
+  }
+
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> events;
   std::uint64_t seq = 0;
   tl.comms.reserve(tl.runs.size());
@@ -106,6 +146,17 @@ Timeline simulate(const Schedule& schedule, const CostModel& costs) {
       ready = std::max(ready, st.done + (cross ? costs.comm : 0));
     });
     if (blocked) return;
+    if constexpr (kOptions) {
+      const int g = opt->barrier_gate.empty() ? -1 : opt->barrier_gate[ix(r)];
+      if (g >= 0) {
+        if (barrier_release[ix(g)] < 0) {
+          next_waiter[ix(d)] = barrier_waiter[ix(g)];
+          barrier_waiter[ix(g)] = d;
+          return;
+        }
+        ready = std::max(ready, barrier_release[ix(g)]);
+      }
+    }
     for_each_dependency(topo, run.task, [&](const Part& q) {
       if (topo.device_of(q.stage) == d) return;
       const PartState& st = part[index(q)];
@@ -135,6 +186,18 @@ Timeline simulate(const Schedule& schedule, const CostModel& costs) {
     });
     busy[ix(d)] = 0;
     free_at[ix(d)] = run.end;
+    if constexpr (kOptions) {
+      if (!opt->pause_after.empty()) free_at[ix(d)] += opt->pause_after[ix(r)];
+      const int b = opt->barrier_member.empty() ? -1 : opt->barrier_member[ix(r)];
+      if (b >= 0) {
+        barrier_last[ix(b)] = std::max(barrier_last[ix(b)], run.end);
+        if (--barrier_left[ix(b)] == 0) {
+          barrier_release[ix(b)] = barrier_last[ix(b)] + opt->barrier_delay[ix(b)];
+          for (int w = barrier_waiter[ix(b)]; w >= 0; w = next_waiter[ix(w)]) woken.push_back(w);
+          barrier_waiter[ix(b)] = -1;
+        }
+      }
+    }
     ++cursor[ix(d)];
     try_start(d);
     for (int w : woken) try_start(w);
@@ -148,6 +211,16 @@ Timeline simulate(const Schedule& schedule, const CostModel& costs) {
     throw ScheduleError(describe_deadlock(schedule, next));
   }
   return tl;
+}
+
+} // namespace
+
+Timeline simulate(const Schedule& schedule, const CostModel& costs) {
+  return simulate_core<false>(schedule, costs, nullptr);
+}
+
+Timeline simulate(const Schedule& schedule, const CostModel& costs, const SimOptions& options) {
+  return simulate_core<true>(schedule, costs, &options);
 }
 
 } // namespace ppsim

@@ -5,6 +5,8 @@
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
 
+#include <vector>
+
 namespace ppsim {
 
 /// Runs every device's task list in order. A task starts when the task before it on its device
@@ -15,5 +17,26 @@ namespace ppsim {
 ///
 ///   Timeline t = simulate(make_schedule("1f1b", {4, 8}), cost_model_for(parse_costs("F=1"), s));
 [[nodiscard]] Timeline simulate(const Schedule& schedule, const CostModel& costs);
+
+/// Extensions of the engine (multi-iteration runs, sim/iterations.hpp). Per-run vectors are
+/// indexed like Timeline::runs (device by device, each in its order) and are either empty (off)
+/// or hold one entry per run.
+struct SimOptions {
+  /// The device stays busy this long after the run ends (an optimizer step); the run's results
+  /// still exist at its end, so no other device waits for the pause.
+  std::vector<Ticks> pause_after;
+  /// The barrier whose release waits for this run's end, or -1.
+  std::vector<int> barrier_member;
+  /// The barrier this run may not start before, or -1.
+  std::vector<int> barrier_gate;
+  /// Per barrier: it releases at the last end of its members plus this delay (at the delay when
+  /// it has no members).
+  std::vector<Ticks> barrier_delay;
+};
+
+/// simulate() with options; with empty options it gives exactly simulate(schedule, costs).
+/// Throws ConfigError when a vector's size does not match the runs or a barrier id is out of range.
+[[nodiscard]] Timeline simulate(const Schedule& schedule, const CostModel& costs,
+                                const SimOptions& options);
 
 } // namespace ppsim

@@ -1,6 +1,7 @@
 // Metrics as JSON and as text tables.
 #include "viz/metrics_json.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -11,18 +12,28 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+// With several iterations the run's schedule is the K-fold one; the shape reported is one
+// iteration's, like the metrics.
+int iteration_count(const Run& run) { return std::max(1, run.iterations.options.count); }
+
+double peak_all_iterations(const Run& run) {
+  const auto& peaks = run.iterations.peak_memory;
+  return peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
+}
+
 ojson to_json(const Run& run) {
   const Metrics& m = run.metrics;
   const Schedule& s = run.schedule;
+  const int K = iteration_count(run);
   ojson j;
   j["schema"] = "ppsim.metrics/1";
   j["schedule"] = s.name;
   j["devices"] = s.devices;
   j["stages"] = s.stages();
   j["chunks"] = s.chunks();
-  j["microbatches"] = s.microbatches;
+  j["microbatches"] = s.microbatches / K;
   j["placement"] = placement_name(s);
-  j["tasks"] = s.task_count();
+  j["tasks"] = s.task_count() / static_cast<std::size_t>(K);
   j["makespan_ms"] = ticks_to_ms(m.makespan);
   j["cost_ms"] = ticks_to_ms(m.cost);
   j["ideal_ms"] = ticks_to_ms(m.ideal);
@@ -34,6 +45,13 @@ ojson to_json(const Run& run) {
   if (run.mem_limit >= 0) j["mem_limit"] = run.mem_limit;
   j["comm_ms"] = ticks_to_ms(run.costs.comm);
   j["costs"] = run.costs.source;
+  if (run.iterations.options.requested()) {
+    j["iterations"] = K;
+    j["optimizer_step_ms"] = ticks_to_ms(run.iterations.options.optimizer_step);
+    j["sync"] = sync_name(run.iterations.options.sync);
+    j["iteration_time_ms"] = ticks_to_ms(run.iterations.iteration_time);
+    j["peak_memory_all_iterations"] = peak_all_iterations(run);
+  }
   ojson per = ojson::array();
   for (const DeviceMetrics& d : m.per_device) {
     ojson e;
@@ -90,7 +108,16 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << fmt::format("{:<13} {}\n", "idle", percent(m.idle_fraction));
   out << fmt::format("{:<13} {} M_B", "peak memory", memory(m.peak_memory));
   if (m.peak_memory_bytes > 0) out << fmt::format("  ({:.4g} MiB)", m.peak_memory_bytes / 1048576.0);
-  out << "\n\n";
+  out << "\n";
+  if (run.iterations.options.requested()) {
+    out << fmt::format("{:<13} {} ms   (steady state: between the ends of the last two of {} "
+                       "iterations, {})\n",
+                       "iteration", format_ms(run.iterations.iteration_time), iteration_count(run),
+                       sync_name(run.iterations.options.sync));
+    out << fmt::format("{:<13} {} M_B   (peak over all iterations)\n", "peak (all)",
+                       memory(peak_all_iterations(run)));
+  }
+  out << "\n";
   out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", "device", "busy_ms", "span_ms",
                      "idle_ms", "peak_M_B");
   for (const DeviceMetrics& d : m.per_device)
@@ -99,16 +126,23 @@ void write_run_report(std::ostream& out, const Run& run) {
 }
 
 void write_compare_table(std::ostream& out, std::span<const Run> runs) {
-  out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}\n",
+  // The steady-state iteration time gets a column only when some run has iterations.
+  bool iterations = false;
+  for (const Run& r : runs) iterations = iterations || r.iterations.options.requested();
+  out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                      "schedule", "p", "m", "v", "makespan_ms", "cost_ms", "ideal_ms", "bubble",
                      "b/ideal", "idle", "peak_M_B");
+  out << (iterations ? fmt::format(" {:>12}\n", "iteration_ms") : std::string("\n"));
   for (const Run& r : runs) {
     const Metrics& m = r.metrics;
-    out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}\n",
-                       r.schedule.name, r.schedule.devices, r.schedule.microbatches,
-                       r.schedule.chunks(), format_ms(m.makespan), format_ms(m.cost),
-                       format_ms(m.ideal), percent(m.bubble_rate), percent(m.bubble_over_ideal),
+    out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
+                       r.schedule.name, r.schedule.devices,
+                       r.schedule.microbatches / iteration_count(r), r.schedule.chunks(),
+                       format_ms(m.makespan), format_ms(m.cost), format_ms(m.ideal),
+                       percent(m.bubble_rate), percent(m.bubble_over_ideal),
                        percent(m.idle_fraction), memory(m.peak_memory));
+    out << (iterations ? fmt::format(" {:>12}\n", format_ms(r.iterations.iteration_time))
+                       : std::string("\n"));
   }
 }
 

@@ -171,3 +171,72 @@ TEST_CASE("the --critical-path option prints the chain that sets the makespan", 
   CHECK_THAT(r.out, Catch::Contains("critical path: ") && Catch::Contains("9 ms"));
   CHECK_THAT(r.out, Catch::Contains("0F0@d0 1F0@d1"));
 }
+
+TEST_CASE("the --iterations option reports the steady-state iteration time per sync mode", "[cli][iterations]") {
+  const auto run = [](const char* sched, const char* sync) {
+    const auto r = cli({"simulate", "-s", sched, "-p", "4", "-m", "8", "--costs", "F=1,B=1,W=1",
+                        "--iterations", "4", "--optimizer-step", "2", "--sync", sync, "--json"});
+    REQUIRE(r.code == 0);
+    CHECK(r.err.empty());
+    return nlohmann::json::parse(r.out);
+  };
+  const auto ar = run("zb-h2", "allreduce");
+  CHECK(ar["iterations"] == 4);
+  CHECK(ar["optimizer_step_ms"] == 2.0);
+  CHECK(ar["sync"] == "allreduce");
+  CHECK(ar["iteration_time_ms"] == ar["makespan_ms"].get<double>() + 2.0);
+  // One iteration's shape and metrics, as without --iterations.
+  CHECK(ar["microbatches"] == 8);
+  CHECK(ar["tasks"] == 96);
+  CHECK(ar["cost_ms"] == 24.0);
+  const auto pv = run("zb-h2", "post-validation");
+  CHECK(pv["sync"] == "post-validation");
+  CHECK(pv["iteration_time_ms"] == 26.0);  // cost + step: no barrier behind the deferred W
+  CHECK(run("1f1b", "allreduce")["iteration_time_ms"] == 35.0);
+  CHECK(run("1f1b", "post-validation")["iteration_time_ms"] == 35.0);
+
+  const auto text = cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--iterations", "2",
+                         "--optimizer-step", "0.5"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("iterations    2") && Catch::Contains("iteration     ") &&
+                           Catch::Contains("optimizer step"));
+  // Without the options the output is unchanged: no iteration fields.
+  const auto plain = cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--json"});
+  REQUIRE(plain.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(plain.out).contains("iteration_time_ms"));
+}
+
+TEST_CASE("the --iterations option puts every iteration in the trace", "[cli][iterations]") {
+  TempDir dir("cli-iter");
+  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--iterations", "3",
+                      "--optimizer-step", "1", "--sync", "post-validation", "--trace", dir / "t.json"});
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(slurp(dir / "t.json"));
+  int tasks = 0;
+  int last_mb = -1;
+  for (const auto& e : doc["traceEvents"])
+    if (e.value("ph", "") == "X") {
+      ++tasks;
+      last_mb = std::max(last_mb, e["args"]["microbatch"].get<int>());
+    }
+  CHECK(tasks == 3 * 8);  // 1F1B p=2 m=2: 4 F + 4 BW per iteration
+  CHECK(last_mb == 5);
+}
+
+TEST_CASE("bad --iterations, --optimizer-step and --sync exit 3 naming the value", "[cli][iterations]") {
+  const auto bad = [](std::vector<std::string> extra, const char* needle) {
+    std::vector<std::string> args{"simulate", "-s", "1f1b", "-p", "4", "-m", "8"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = cli(args);
+    CAPTURE(r.err);
+    CHECK(r.code == 3);
+    CHECK_THAT(r.err, Catch::Contains(needle));
+  };
+  bad({"--iterations", "0"}, "--iterations 0");
+  bad({"--iterations", "-3"}, "--iterations -3");
+  bad({"--optimizer-step", "-1"}, "--optimizer-step '-1'");
+  bad({"--optimizer-step", "nan"}, "--optimizer-step 'nan'");
+  bad({"--optimizer-step", "2ms"}, "--optimizer-step '2ms'");
+  bad({"--sync", "ring"}, "--sync 'ring'");
+  bad({"--iterations", "200000"}, "too large");
+}

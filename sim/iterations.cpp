@@ -1,0 +1,146 @@
+// K training iterations through the engine: the repeated schedule, the optimizer-step pauses,
+// the all-reduce barriers, and the steady-state iteration time.
+#include "sim/iterations.hpp"
+
+#include "sim/errors.hpp"
+#include "sim/metrics.hpp"
+#include "sim/run.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ppsim {
+
+namespace {
+
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+
+constexpr long long kMaxMicrobatches = 1'000'000;   // as require_shape in schedules/registry.cpp
+constexpr long long kMaxStageMicrobatches = 50'000'000;
+
+} // namespace
+
+std::string_view sync_name(SyncMode mode) {
+  return mode == SyncMode::AllReduce ? "allreduce" : "post-validation";
+}
+
+SyncMode parse_sync(std::string_view text) {
+  if (text == "allreduce") return SyncMode::AllReduce;
+  if (text == "post-validation") return SyncMode::PostValidation;
+  throw ConfigError(
+      fmt::format("--sync '{}': unknown mode (valid: allreduce, post-validation)", text));
+}
+
+void check_iterations(const IterationOptions& o, const Schedule& one) {
+  if (o.count < 1)
+    throw ConfigError(fmt::format("--iterations {}: needs at least 1 iteration", o.count));
+  if (o.optimizer_step < 0)
+    throw ConfigError(fmt::format("--optimizer-step {} ms: must be >= 0",
+                                  ticks_to_ms(o.optimizer_step)));
+  const long long mbs = static_cast<long long>(o.count) * one.microbatches;
+  if (mbs > kMaxMicrobatches ||
+      mbs * std::max(1, one.stages()) > kMaxStageMicrobatches)
+    throw ConfigError(fmt::format(
+        "--iterations {} x microbatches={} ({} micro-batches on {} stages) is too large to "
+        "simulate (limits: {} micro-batches, {} stage x micro-batch pairs)",
+        o.count, one.microbatches, mbs, one.stages(), kMaxMicrobatches, kMaxStageMicrobatches));
+}
+
+Schedule repeat_schedule(const Schedule& one, int count) {
+  Schedule s = one;
+  if (count <= 1) return s;
+  const int m = one.microbatches;
+  s.microbatches = m * count;
+  s.microbatch_route.reserve(ix(s.microbatches));
+  for (int i = 1; i < count; ++i)
+    s.microbatch_route.insert(s.microbatch_route.end(), one.microbatch_route.begin(),
+                              one.microbatch_route.end());
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    const auto& tasks = one.order[d];
+    auto& out = s.order[d];
+    out.reserve(tasks.size() * ix(count));
+    for (int i = 1; i < count; ++i) {
+      for (Task t : tasks) {
+        t.microbatch += i * m;
+        if (t.kind == Kind::FB) t.microbatch2 += i * m;
+        out.push_back(t);
+      }
+    }
+  }
+  return s;
+}
+
+SimOptions iteration_sim_options(const Schedule& one, const IterationOptions& o) {
+  const int K = std::max(1, o.count);
+  std::size_t total = 0;
+  for (const auto& tasks : one.order) total += tasks.size() * ix(K);
+  SimOptions opt;
+  opt.pause_after.assign(total, 0);
+  const bool barrier = o.sync == SyncMode::AllReduce && K > 1;
+  if (barrier) {
+    opt.barrier_member.assign(total, -1);
+    opt.barrier_gate.assign(total, -1);
+    opt.barrier_delay.assign(ix(K - 1), o.optimizer_step);
+  }
+  std::size_t begin = 0;  // the device's first run in the K-fold timeline
+  for (const auto& tasks : one.order) {
+    const std::size_t n = tasks.size();
+    for (int i = 0; i < K && n > 0; ++i) {
+      const std::size_t first = begin + ix(i) * n;
+      opt.pause_after[first + n - 1] = o.optimizer_step;
+      if (!barrier) continue;
+      if (i + 1 < K)
+        std::fill(opt.barrier_member.begin() + static_cast<std::ptrdiff_t>(first),
+                  opt.barrier_member.begin() + static_cast<std::ptrdiff_t>(first + n), i);
+      if (i > 0) opt.barrier_gate[first] = i - 1;
+    }
+    begin += n * ix(K);
+  }
+  return opt;
+}
+
+IterationTimeline simulate_iterations(const Schedule& one, const CostModel& costs,
+                                      const IterationOptions& o) {
+  check_iterations(o, one);
+  const int K = o.count;
+  IterationTimeline it;
+  it.timeline = simulate(repeat_schedule(one, K), costs, iteration_sim_options(one, o));
+  it.iteration_end.assign(ix(K), 0);
+  Ticks first_start = -1;
+  for (int d = 0; d < it.timeline.devices; ++d) {
+    const auto runs = it.timeline.device_runs(d);
+    const std::size_t n = runs.size() / ix(K);
+    if (n == 0) continue;
+    if (first_start < 0 || runs.front().start < first_start) first_start = runs.front().start;
+    for (int i = 0; i < K; ++i)
+      it.iteration_end[ix(i)] = std::max(it.iteration_end[ix(i)],
+                                         runs[ix(i + 1) * n - 1].end + o.optimizer_step);
+  }
+  if (first_start < 0) first_start = 0;
+  it.iteration_time = K >= 2 ? it.iteration_end[ix(K - 1)] - it.iteration_end[ix(K - 2)]
+                             : it.iteration_end[0] - first_start;
+  return it;
+}
+
+Run run_iterations(Schedule one, const CostSpec& spec, const IterationOptions& o) {
+  check_iterations(o, one);
+  // The first iteration alone: validation, metrics and parameters, exactly as a plain run.
+  Run run = run_schedule(std::move(one), spec);
+  IterationTimeline it = simulate_iterations(run.schedule, run.costs, o);
+  run.schedule = repeat_schedule(run.schedule, o.count);
+  run.timeline = std::move(it.timeline);
+  run.iterations.options = o;
+  run.iterations.iteration_time = it.iteration_time;
+  const auto series = memory_series(run.timeline, run.costs);
+  run.iterations.peak_memory.assign(series.size(), 0.0);
+  for (std::size_t d = 0; d < series.size(); ++d)
+    for (const MemoryPoint& p : series[d])
+      run.iterations.peak_memory[d] = std::max(run.iterations.peak_memory[d], p.value);
+  run.parameters.emplace_back("iterations", fmt::format("{}", o.count));
+  run.parameters.emplace_back("optimizer step",
+                              fmt::format("{} ms", ticks_to_ms(o.optimizer_step)));
+  run.parameters.emplace_back("sync", std::string(sync_name(o.sync)));
+  return run;
+}
+
+} // namespace ppsim
