@@ -66,12 +66,7 @@ ExecPlan make_plan(const Schedule& schedule) {
           if (w.device != d) dev.incoming.push_back(m);
         });
       };
-      if (task.kind == Kind::FB) {
-        half(Kind::F, task.stage, task.microbatch);
-        half(task.kind2, task.stage2, task.microbatch2);
-      } else {
-        half(task.kind, task.stage, task.microbatch);
-      }
+      for_each_half(task, half);
     }
     // Activations held per stage: from the F's start to the end of the W (or BW).
     std::vector<int> held(ix(plan.stages), 0);
@@ -80,14 +75,8 @@ ExecPlan make_plan(const Schedule& schedule) {
       if (kind == Kind::F) dev.slots[ix(stage)] = std::max(dev.slots[ix(stage)], ++h);
       if (kind == Kind::W || kind == Kind::BW) --h;
     };
-    for (const Task& t : order) {
-      if (t.kind == Kind::FB) {
-        step(Kind::F, t.stage);
-        step(t.kind2, t.stage2);
-      } else {
-        step(t.kind, t.stage);
-      }
-    }
+    for (const Task& t : order)
+      for_each_half(t, [&](Kind kind, int stage, int) { step(kind, stage); });
   }
   return plan;
 }

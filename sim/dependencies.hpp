@@ -62,12 +62,7 @@ template <class Fn> void for_each_product_simple(Kind kind, int stage, int mb, F
 
 /// Calls fn(Part) for each part the task produces (both halves of an FB).
 template <class Fn> void for_each_product(const Task& t, Fn&& fn) {
-  if (t.kind == Kind::FB) {
-    fn(Part{Kind::F, t.stage, t.microbatch});
-    for_each_product_simple(t.kind2, t.stage2, t.microbatch2, fn);
-  } else {
-    for_each_product_simple(t.kind, t.stage, t.microbatch, fn);
-  }
+  for_each_half(t, [&](Kind kind, int stage, int mb) { for_each_product_simple(kind, stage, mb, fn); });
 }
 
 /// Calls fn(Part) for each part a simple task needs: F(r_k) needs F(r_k-1); B and BW need the
@@ -94,12 +89,9 @@ void for_each_dependency_simple(const Topology& topo, Kind kind, int stage, int 
 
 /// Calls fn(Part) for each part a task needs; an FB needs what both halves need.
 template <class Fn> void for_each_dependency(const Topology& topo, const Task& t, Fn&& fn) {
-  if (t.kind == Kind::FB) {
-    for_each_dependency_simple(topo, Kind::F, t.stage, t.microbatch, fn);
-    for_each_dependency_simple(topo, t.kind2, t.stage2, t.microbatch2, fn);
-  } else {
-    for_each_dependency_simple(topo, t.kind, t.stage, t.microbatch, fn);
-  }
+  for_each_half(t, [&](Kind kind, int stage, int mb) {
+    for_each_dependency_simple(topo, kind, stage, mb, fn);
+  });
 }
 
 } // namespace ppsim

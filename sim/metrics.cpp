@@ -21,16 +21,10 @@ struct Deltas {
 
 Deltas task_deltas(const Task& t, const CostModel& costs) {
   Deltas d;
-  const auto add = [&](Kind kind, int stage) {
+  for_each_half(t, [&](Kind kind, int stage, int) {
     const double x = costs.memory_delta(kind, stage);
     (x > 0 ? d.up : d.down) += x;
-  };
-  if (t.kind == Kind::FB) {
-    add(Kind::F, t.stage);
-    add(t.kind2, t.stage2);
-  } else {
-    add(t.kind, t.stage);
-  }
+  });
   return d;
 }
 

@@ -39,6 +39,17 @@ struct Task {
   }
 };
 
+/// Calls fn(kind, stage, microbatch) for each simple half of a task: the task itself, or an
+/// FB's forward and then its backward half.
+template <class Fn> void for_each_half(const Task& t, Fn&& fn) {
+  if (t.kind == Kind::FB) {
+    fn(Kind::F, t.stage, t.microbatch);
+    fn(t.kind2, t.stage2, t.microbatch2);
+  } else {
+    fn(t.kind, t.stage, t.microbatch);
+  }
+}
+
 /// Compact text form: `2F0` (stage 2, forward, micro-batch 0), `1B3`, `0W2`, `3BW1`, and
 /// `(0F7;7B3)` for an FB. parse_task(to_string(t)) == t.
 [[nodiscard]] std::string to_string(const Task& task);

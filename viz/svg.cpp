@@ -96,6 +96,33 @@ double nice_ceiling(double x) {
 
 std::string tick_label(double x) { return fmt::format("{:.4g}", x); }
 
+// The opening of a chart: <svg> with its size and class, then the bold title at baseline y.
+// `<svg xmlns=.. class=.. width=.. height=.. viewBox=..` (the tag left open for more attributes).
+void open_svg(std::string& s, std::string_view cls, double w, double h) {
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"";
+  s += cls;
+  s += '"';
+  attr(s, "width", w);
+  attr(s, "height", h);
+  s += " viewBox=\"0 0 ";
+  append_num(s, w);
+  s += ' ';
+  append_num(s, h);
+  s += '"';
+}
+
+std::string open_chart(std::string_view cls, double w, double h, std::string_view title,
+                       int title_y) {
+  std::string s;
+  open_svg(s, fmt::format("chart {}", cls), w, h);
+  s += fmt::format(" font-family=\"sans-serif\" font-size=\"11\">\n<text class=\"title\" x=\"0\" "
+                   "y=\"{}\" font-size=\"13\" font-weight=\"bold\">",
+                   title_y);
+  append_xml_escaped(s, title);
+  s += "</text>\n";
+  return s;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The timeline.
 
@@ -133,14 +160,7 @@ public:
     const double total_w = label_w + width_ + pad_right;
     const double total_h = top + note + rows_h + axis_h;
     std::string& s = s_;
-    s += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\"";
-    attr(s, "width", total_w);
-    attr(s, "height", total_h);
-    s += " viewBox=\"0 0 ";
-    append_num(s, total_w);
-    s += ' ';
-    append_num(s, total_h);
-    s += '"';
+    open_svg(s, "timeline", total_w, total_h);
     attr(s, "data-schedule", run_.schedule.name);
     attr(s, "data-tasks", fmt::format("{}", tl_.runs.size()));
     attr(s, "data-aggregated", aggregated_ ? "true" : "false");
@@ -417,17 +437,7 @@ void write_bar_chart_svg(std::ostream& out, std::string_view title, std::span<co
     if (std::isfinite(b.value)) most = std::max(most, b.value);
   if (!(most > 0)) most = 1;
   const double h = head + static_cast<double>(bars.size()) * (bar_h + gap) + 4;
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart bars\"";
-  attr(s, "width", w);
-  attr(s, "height", h);
-  s += " viewBox=\"0 0 ";
-  append_num(s, w);
-  s += ' ';
-  append_num(s, h);
-  s += "\" font-family=\"sans-serif\" font-size=\"11\">\n<text class=\"title\" x=\"0\" y=\"14\" "
-       "font-size=\"13\" font-weight=\"bold\">";
-  append_xml_escaped(s, title);
-  s += "</text>\n";
+  std::string s = open_chart("bars", w, h, title, 14);
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     const double y = head + static_cast<double>(i) * (bar_h + gap);
@@ -483,17 +493,8 @@ void write_line_chart_svg(std::ostream& out, const LineChart& chart) {
   const auto px = [&](double x) { return left + (xv(x) - x_lo) / (x_hi - x_lo) * pw; };
   const auto py = [&](double y) { return top_m + ph - y / y_hi * ph; };
 
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart lines\"";
-  attr(s, "width", w);
-  attr(s, "height", h);
-  s += " viewBox=\"0 0 ";
-  append_num(s, w);
-  s += ' ';
-  append_num(s, h);
-  s += "\" font-family=\"sans-serif\" font-size=\"11\">\n<text class=\"title\" x=\"0\" y=\"16\" "
-       "font-size=\"13\" font-weight=\"bold\">";
-  append_xml_escaped(s, chart.title);
-  s += "</text>\n<g class=\"grid\" stroke=\"#dddddd\">\n";
+  std::string s = open_chart("lines", w, h, chart.title, 16);
+  s += "<g class=\"grid\" stroke=\"#dddddd\">\n";
   std::string labels;
   for (int i = 0; i <= 5; ++i) {
     const double y = y_hi * i / 5;

@@ -5,6 +5,7 @@
 #include "sim/run.hpp"
 #include "sim/simulator.hpp"
 #include "sim/task_graph.hpp"
+#include "tests/sim/sim_fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,13 +15,7 @@ namespace {
 
 constexpr Ticks ms = 1'000'000;
 
-Schedule two_device_pipeline() {
-  // d0: 0F0 0B0 0W0   d1: 1F0 1B0 1W0
-  Schedule s = make_pipeline("tiny", 2, 1, loop_placement(2, 1));
-  s.order[0] = {Task::make(Kind::F, 0, 0), Task::make(Kind::B, 0, 0), Task::make(Kind::W, 0, 0)};
-  s.order[1] = {Task::make(Kind::F, 1, 0), Task::make(Kind::B, 1, 0), Task::make(Kind::W, 1, 0)};
-  return s;
-}
+using test::two_device_pipeline;
 
 } // namespace
 
