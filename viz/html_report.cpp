@@ -70,7 +70,8 @@ void summary_table(std::ostream& out, std::span<const Run> runs) {
     out << fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
                        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                        "<td>{}</td><td>{}</td></tr>\n",
-                       esc(r.schedule.name), r.schedule.devices, r.schedule.microbatches,
+                       esc(r.schedule.name), r.schedule.devices,
+                       r.schedule.microbatches / std::max(1, r.iterations.options.count),
                        r.schedule.chunks(), r.timeline.runs.size(), format_ms(m.makespan),
                        format_ms(m.cost), format_ms(m.ideal), percent(m.bubble_rate),
                        percent(m.bubble_over_ideal), percent(m.idle_fraction),

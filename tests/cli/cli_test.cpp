@@ -240,3 +240,12 @@ TEST_CASE("bad --iterations, --optimizer-step and --sync exit 3 naming the value
   bad({"--sync", "ring"}, "--sync 'ring'");
   bad({"--iterations", "200000"}, "too large");
 }
+
+TEST_CASE("the HTML table gives micro-batches per iteration when several are simulated", "[cli][iterations]") {
+  TempDir dir("cli-test");
+  const auto r = cli({"compare", "-s", "zb-h2", "-p", "4", "-m", "8", "--iterations", "3",
+                      "--optimizer-step", "2", "--html", dir / "r.html"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(slurp(dir / "r.html"),
+             Catch::Contains("<td class=\"name\">zb-h2</td><td>4</td><td>8</td>"));
+}
