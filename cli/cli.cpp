@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "sim/errors.hpp"
 #include "sim/schedule_io.hpp"
+#include "sim/text_parse.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -155,15 +156,11 @@ Run run_one(const std::string& name, const RunOptions& o, const CostSpec& costs)
 
 std::vector<std::string> split_list(const std::string& text, std::string_view what) {
   std::vector<std::string> items;
-  std::size_t pos = 0;
-  while (true) {
-    const auto comma = text.find(',', pos);
-    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+  for_each_field(text, ',', [&](std::string_view item) {
     if (item.empty()) throw ConfigError(fmt::format("{} '{}': empty item", what, text));
-    items.push_back(std::move(item));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
+    items.emplace_back(item);
+    return true;
+  });
   return items;
 }
 

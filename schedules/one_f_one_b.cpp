@@ -9,15 +9,6 @@
 
 namespace ppsim {
 
-namespace {
-
-void require_one_chunk(std::string_view name, const ScheduleSpec& spec) {
-  if (spec.chunks > 1)
-    throw ConfigError(fmt::format("{}: supports chunks=1 only (got chunks={})", name, spec.chunks));
-}
-
-} // namespace
-
 Schedule build_1f1b_family(std::string name, int p, int m, const OneFOneBShape& shape) {
   Schedule s = make_pipeline(std::move(name), p, m, loop_placement(p, 1));
   for (int d = 0; d < p; ++d) {
@@ -45,8 +36,7 @@ Schedule build_1f1b_family(std::string name, int p, int m, const OneFOneBShape& 
 //   d0: F0 F1 F2 F3 .  .  .  .  .  .  X0 X1 X2 X3
 //   d3: .  .  .  F0 F1 F2 F3 X0 X1 X2 X3
 Schedule make_gpipe(const ScheduleSpec& spec) {
-  require_shape("gpipe", spec);
-  require_one_chunk("gpipe", spec);
+  require_single_chunk_shape("gpipe", spec);
   const int p = spec.devices, m = spec.microbatches;
   Schedule s = make_pipeline("gpipe", p, m, loop_placement(p, 1));
   for (int d = 0; d < p; ++d) {
@@ -64,8 +54,7 @@ Schedule make_gpipe(const ScheduleSpec& spec) {
 //   rank3: F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7
 // (B here is the fused BW.) Warm-up p-1-d forwards, then 1F1B, then the cool-down backwards.
 Schedule make_1f1b(const ScheduleSpec& spec) {
-  require_shape("1f1b", spec);
-  require_one_chunk("1f1b", spec);
+  require_single_chunk_shape("1f1b", spec);
   return build_1f1b_family("1f1b", spec.devices, spec.microbatches,
                            {.warmup = [](int p, int d) { return p - d; },
                             .w_delay = [](int, int) { return 0; },

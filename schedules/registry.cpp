@@ -89,6 +89,12 @@ void require_shape(std::string_view name, const ScheduleSpec& spec) {
                                   spec.devices, spec.microbatches));
 }
 
+void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec) {
+  require_shape(name, spec);
+  if (spec.chunks > 1)
+    throw ConfigError(fmt::format("{}: supports chunks=1 only (got chunks={})", name, spec.chunks));
+}
+
 Schedule make_schedule(std::string_view name, const ScheduleSpec& spec) {
   const ScheduleInfo* info = find_schedule(name);
   if (info == nullptr)

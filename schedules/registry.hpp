@@ -63,5 +63,7 @@ struct ScheduleInfo {
 
 /// Throws ConfigError `NAME: needs devices >= 1 (got devices=0)` style messages.
 void require_shape(std::string_view name, const ScheduleSpec& spec);
+/// require_shape, and one stage per device: `NAME: supports chunks=1 only (got chunks=2)`.
+void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec);
 
 } // namespace ppsim

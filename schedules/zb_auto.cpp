@@ -415,9 +415,7 @@ CostModel costs_for(const ScheduleSpec& spec, const Schedule& skeleton) {
 
 // zb-auto on one stage per device; `limit_in_p` > 0 fixes the limit to that many p*M_B.
 Schedule make_zb_auto_named(std::string_view name, const ScheduleSpec& spec, double limit_in_p) {
-  require_shape(name, spec);
-  if (spec.chunks > 1)
-    throw ConfigError(fmt::format("{}: supports chunks=1 only (got chunks={})", name, spec.chunks));
+  require_single_chunk_shape(name, spec);
   const int p = spec.devices, m = spec.microbatches;
   const Schedule skeleton = make_pipeline(std::string(name), p, m, loop_placement(p, 1));
   const CostModel costs = costs_for(spec, skeleton);

@@ -3,6 +3,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/json_reader.hpp"
+#include "sim/text_parse.hpp"
 #include "sim/text_file.hpp"
 
 #include <charconv>
@@ -19,17 +20,6 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kCostKeys = "F, B, W, BW, FB, comm, MB, MW";
-
-double parse_number(std::string_view text, std::string_view where) {
-  double value = 0;
-  const auto* last = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), last, value);
-  if (ec != std::errc{} || p != last || text.empty())
-    throw ConfigError(fmt::format("{}: expected a number, got '{}'", where, text));
-  if (!std::isfinite(value) || value < 0)
-    throw ConfigError(fmt::format("{}: expected a finite number >= 0, got {}", where, text));
-  return value;
-}
 
 std::size_t as_index(int i) { return static_cast<std::size_t>(i); }
 
@@ -48,29 +38,13 @@ Ticks ms_to_ticks(double ms, std::string_view where) {
 }
 
 void apply_costs(CostSpec& spec, std::string_view text) {
-  std::size_t pos = 0;
-  bool any = false;
-  while (pos <= text.size()) {
-    auto comma = text.find(',', pos);
-    if (comma == std::string_view::npos) comma = text.size();
-    auto item = text.substr(pos, comma - pos);
-    pos = comma + 1;
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.empty()) {
-      if (comma == text.size()) break;
-      throw ConfigError(fmt::format("--costs '{}': empty item", text));
-    }
-    const auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw ConfigError(fmt::format("--costs '{}': expected KEY=VALUE, got '{}'", text, item));
-    const auto key = item.substr(0, eq);
+  for_each_key_value(text, fmt::format("--costs '{}'", text), [&](std::string_view key,
+                                                                   std::string_view text_value) {
     const auto where = fmt::format("--costs {}", key);
-    const double value = parse_number(item.substr(eq + 1), where);
-    any = true;
+    const double value = parse_non_negative(text_value, where);
     if (key == "comm") {
       spec.comm = ms_to_ticks(value, where);
-      continue;
+      return;
     }
     for (auto& s : spec.stages) {
       if (key == "F") s.F = ms_to_ticks(value, where);
@@ -84,8 +58,7 @@ void apply_costs(CostSpec& spec, std::string_view text) {
         throw ConfigError(
             fmt::format("--costs: unknown key '{}' (valid keys: {})", key, kCostKeys));
     }
-  }
-  if (!any) throw ConfigError("--costs: no KEY=VALUE given");
+  });
   if (spec.source == "default") spec.source = fmt::format("--costs {}", text);
   else spec.source += fmt::format(" + --costs {}", text);
 }
@@ -179,7 +152,7 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
   for (int s = 0; s < S; ++s) {
     StageCosts c;
     int divisor = 1;
-    if (n == S && (n != p || v == 1)) {
+    if (n == S) {  // per virtual stage (when S == p that is also per device-stage, v = 1)
       c = spec.stages[as_index(s)];
     } else {
       // NOTE: a per-device-stage profile describes the model cut into p pieces; a virtual stage

@@ -4,6 +4,7 @@
 #include "sim/errors.hpp"
 #include "sim/json_reader.hpp"
 #include "sim/text_file.hpp"
+#include "sim/text_parse.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -33,12 +34,6 @@ constexpr int kMaxMicrobatches = 1'000'000;
 constexpr long long kMaxStageMicrobatches = 50'000'000LL;
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool ends_with_nocase(std::string_view text, std::string_view suffix) {
   if (text.size() < suffix.size()) return false;
@@ -150,17 +145,18 @@ std::optional<std::string> parse_cell(std::string_view text, Task& task) {
     return fmt::format("a parenthesised cell must be (F;B)OVERLAP_F_B, got type '{}'", type);
   const auto inner = text.substr(1, close - 1);
   std::vector<Task> parts;
-  std::size_t pos = 0;
-  while (pos <= inner.size()) {
-    auto semi = inner.find(';', pos);
-    if (semi == std::string_view::npos) semi = inner.size();
-    const auto part = trim(inner.substr(pos, semi - pos));
-    pos = semi + 1;
-    if (part.empty()) continue;  // PyTorch skips empty sub-actions too
+  std::optional<std::string> error;
+  for_each_field(inner, ';', [&](std::string_view part) {
+    if (part.empty()) return true;  // PyTorch skips empty sub-actions too
     Task t;
-    if (auto err = parse_action(part, t)) return fmt::format("in '{}': {}", part, *err);
+    if (auto err = parse_action(part, t)) {
+      error = fmt::format("in '{}': {}", part, *err);
+      return false;
+    }
     parts.push_back(t);
-  }
+    return true;
+  });
+  if (error) return error;
   if (parts.size() != 2)
     return fmt::format("OVERLAP_F_B needs exactly two actions, a forward and a backward (got {})",
                        parts.size());

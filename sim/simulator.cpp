@@ -7,6 +7,7 @@
 #include "sim/task_graph.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <queue>
 #include <string_view>
@@ -133,6 +134,10 @@ Timeline simulate_core(const Schedule& schedule, const CostModel& costs, const S
     TaskRun& run = tl.runs[ix(r)];
     Ticks ready = free_at[ix(d)];
     bool blocked = false;
+    // The cross-device inputs, remembered so their messages are recorded without a second walk
+    // of the dependencies (an FB has at most three inputs).
+    std::array<const PartState*, 4> crossing{};
+    std::size_t n_crossing = 0;
     for_each_dependency(topo, run.task, [&](const Part& q) {
       if (blocked) return;
       PartState& st = part[index(q)];
@@ -143,6 +148,7 @@ Timeline simulate_core(const Schedule& schedule, const CostModel& costs, const S
         return;
       }
       const bool cross = topo.device_of(q.stage) != d;
+      if (cross) crossing[n_crossing++] = &st;
       ready = std::max(ready, st.done + (cross ? costs.comm : 0));
     });
     if (blocked) return;
@@ -157,11 +163,9 @@ Timeline simulate_core(const Schedule& schedule, const CostModel& costs, const S
         ready = std::max(ready, barrier_release[ix(g)]);
       }
     }
-    for_each_dependency(topo, run.task, [&](const Part& q) {
-      if (topo.device_of(q.stage) == d) return;
-      const PartState& st = part[index(q)];
-      tl.comms.push_back(CommEvent{st.producer, r, st.done, st.done + costs.comm});
-    });
+    for (std::size_t k = 0; k < n_crossing; ++k)
+      tl.comms.push_back(
+          CommEvent{crossing[k]->producer, r, crossing[k]->done, crossing[k]->done + costs.comm});
     run.start = ready;
     run.end = ready + costs.duration(run.task);
     busy[ix(d)] = 1;

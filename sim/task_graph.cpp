@@ -24,7 +24,6 @@ struct TaskGraph {
   Graph graph;
   std::vector<Slot> slot;               // vertex -> place
   std::vector<std::vector<int>> vertex;  // [device][index] -> vertex
-  std::vector<int> cross;               // per edge added in order: 1 if it crosses devices
 };
 
 TaskGraph build_graph(const Schedule& s) {
@@ -156,8 +155,7 @@ std::string describe_deadlock(const Schedule& s, const std::vector<int>& next) {
     marks.push_back(Slot{static_cast<int>(d), i});
     std::string waits;
     for_each_dependency(topo, t, [&](const Part& q) {
-      const Part shown{q.kind, q.stage, q.microbatch};
-      const std::string name = to_string(Task::make(shown.kind, shown.stage, shown.microbatch));
+      const std::string name = to_string(Task::make(q.kind, q.stage, q.microbatch));
       auto it = where.find(index(q));
       if (it == where.end()) {
         waits += fmt::format("; waits for {}, which no device runs", name);

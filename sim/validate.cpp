@@ -71,7 +71,7 @@ std::vector<Violation> validate(const Schedule& s) {
       const Slot at{static_cast<int>(d), static_cast<int>(i)};
       const auto add = [&](std::string what) { out.push_back(Violation{at, std::move(what)}); };
       bool ok = true;
-      const auto check_half = [&](Kind kind, int stage, int mb) {
+      const auto check_half = [&](int stage, int mb) {
         if (stage < 0 || stage >= S) {
           add(fmt::format("{}: stage {} outside 0..{}", to_string(t), stage, S - 1));
           ok = false;
@@ -86,18 +86,17 @@ std::vector<Violation> validate(const Schedule& s) {
                           stage, s.stage_device[ix(stage)], d));
           ok = false;
         }
-        (void)kind;
       };
       if (t.kind == Kind::FB) {
-        check_half(Kind::F, t.stage, t.microbatch);
+        check_half(t.stage, t.microbatch);
         if (t.kind2 != Kind::B && t.kind2 != Kind::BW) {
           add(fmt::format("{}: the second half of an FB must be B or BW", to_string(t)));
           ok = false;
         } else {
-          check_half(t.kind2, t.stage2, t.microbatch2);
+          check_half(t.stage2, t.microbatch2);
         }
       } else {
-        check_half(t.kind, t.stage, t.microbatch);
+        check_half(t.stage, t.microbatch);
       }
       if (!ok) continue;
       cell_ok[d][i] = true;

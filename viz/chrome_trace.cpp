@@ -241,13 +241,12 @@ private:
     const Task& t = r.task;
     std::string& b = event();
     b += "{\"name\":\"";
-    if (t.kind == Kind::FB) {
-      append_part_name(b, Kind::F, t.stage, t.microbatch);
-      b += '+';
-      append_part_name(b, t.kind2, t.stage2, t.microbatch2);
-    } else {
-      append_part_name(b, t.kind, t.stage, t.microbatch);
-    }
+    bool first = true;
+    for_each_half(t, [&](Kind kind, int stage, int mb) {
+      if (!first) b += '+';
+      first = false;
+      append_part_name(b, kind, stage, mb);
+    });
     b += "\",\"cat\":\"";
     b += kind_name(t.kind);
     b += "\",\"ph\":\"X\",\"ts\":";

@@ -2,6 +2,7 @@
 #include "sim/calibrate/calibrate.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/text_parse.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -41,12 +42,6 @@ double round_to(double value, double scale) { return std::round(value * scale) /
 /// Times are kept at whole nanoseconds, so the file and the simulator's ticks agree exactly.
 double round_ms(double ms) { return round_to(ms, 1e6); }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
-
 long long parse_integer(std::string_view text, std::string_view where) {
   long long value = 0;
   const char* last = text.data() + text.size();
@@ -71,21 +66,7 @@ CalibrationOptions parse_calibration_spec(std::string_view text) {
   CalibrationOptions o;
   std::set<std::string, std::less<>> seen;
   int stages = 0;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    auto comma = text.find(',', pos);
-    if (comma == std::string_view::npos) comma = text.size();
-    const auto item = trim(text.substr(pos, comma - pos));
-    pos = comma + 1;
-    if (item.empty()) {
-      if (comma == text.size() && !seen.empty()) break;
-      throw ConfigError(fmt::format("{}: empty item (expected KEY=VALUE)", where));
-    }
-    const auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw ConfigError(fmt::format("{}: expected KEY=VALUE, got '{}'", where, item));
-    const auto key = trim(item.substr(0, eq));
-    const auto value = trim(item.substr(eq + 1));
+  for_each_key_value(text, where, [&](std::string_view key, std::string_view value) {
     const std::string kw = fmt::format("{}: {}", where, key);
     if (!seen.emplace(key).second)
       throw ConfigError(fmt::format("{}: '{}' given twice", where, key));
@@ -96,27 +77,18 @@ CalibrationOptions parse_calibration_spec(std::string_view text) {
     else if (key == "repeats") o.repeats = checked_int(parse_integer(value, kw), 0, kMaxRepeats, kw);
     else if (key == "dtype") o.dtype = std::string(dtype_name(parse_dtype(value)));
     else if (key == "comm") {
-      double ms = 0;
-      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
-      if (value.empty() || ec != std::errc{} || p != value.data() + value.size() ||
-          !std::isfinite(ms) || ms < 0)
-        throw ConfigError(fmt::format("{}: expected a time >= 0 in ms, got '{}'", kw, value));
-      o.comm_ms = ms;
+      o.comm_ms = parse_non_negative(value, kw);
     } else if (key == "blocks") {
-      std::size_t bpos = 0;
-      while (bpos <= value.size()) {
-        auto colon = value.find(':', bpos);
-        if (colon == std::string_view::npos) colon = value.size();
-        o.blocks_per_stage.push_back(
-            checked_int(parse_integer(trim(value.substr(bpos, colon - bpos)), kw), 1, kMaxBlocks, kw));
-        bpos = colon + 1;
-      }
+      for_each_field(value, ':', [&](std::string_view field) {
+        o.blocks_per_stage.push_back(checked_int(parse_integer(field, kw), 1, kMaxBlocks, kw));
+        return true;
+      });
     } else {
       throw ConfigError(fmt::format(
           "{}: unknown key '{}' (valid: dim, tokens, blocks, stages, threads, repeats, dtype, comm)",
           where, key));
     }
-  }
+  });
   for (const char* required : {"dim", "tokens", "blocks"})
     if (!seen.contains(std::string_view(required)))
       throw ConfigError(fmt::format("{}: missing {}=..", where, required));

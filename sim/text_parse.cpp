@@ -1,0 +1,62 @@
+// Shared parsing of KEY=VALUE lists and numbers.
+#include "sim/text_parse.hpp"
+
+#include "sim/errors.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ppsim {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool for_each_field(std::string_view text, char sep,
+                    const std::function<bool(std::string_view)>& fn) {
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    auto end = text.find(sep, pos);
+    if (end == std::string_view::npos) end = text.size();
+    if (!fn(trim(text.substr(pos, end - pos)))) return false;
+    pos = end + 1;
+  }
+  return true;
+}
+
+void for_each_key_value(std::string_view text, std::string_view where,
+                        const std::function<void(std::string_view, std::string_view)>& fn) {
+  if (trim(text).empty()) throw ConfigError(fmt::format("{}: no KEY=VALUE given", where));
+  std::size_t seen = 0;
+  const std::size_t fields = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+  for_each_field(text, ',', [&](std::string_view item) {
+    ++seen;
+    if (item.empty()) {
+      if (seen == fields) return true;  // a trailing comma
+      throw ConfigError(fmt::format("{}: empty item (expected KEY=VALUE)", where));
+    }
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw ConfigError(fmt::format("{}: expected KEY=VALUE, got '{}'", where, item));
+    fn(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+    return true;
+  });
+}
+
+double parse_non_negative(std::string_view text, std::string_view where) {
+  double value = 0;
+  const auto* last = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), last, value);
+  if (ec != std::errc{} || p != last || text.empty())
+    throw ConfigError(fmt::format("{}: expected a number, got '{}'", where, text));
+  if (!std::isfinite(value) || value < 0)
+    throw ConfigError(fmt::format("{}: expected a finite number >= 0, got {}", where, text));
+  return value;
+}
+
+} // namespace ppsim
