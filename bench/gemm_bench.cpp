@@ -2,7 +2,7 @@
 // and the calibrated MLP's F, B and W kernels (single thread, fp32 unless named).
 //
 //   build/release/ppsim_bench --benchmark_filter='Sgemm|Reference|Stage'
-#include "sim/calibrate/mlp.hpp"
+#include "model/mlp.hpp"
 
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.h>

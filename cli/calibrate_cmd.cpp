@@ -4,8 +4,8 @@
 //   ppsim calibrate --dim 1024 --tokens 1024 --blocks 2 --stages 4 -o data/costs/mine.json
 //   ppsim compare -s 1f1b,zb-h1 -p 4 -m 8 --calibrate dim=1024,tokens=1024,blocks=2
 #include "cli/commands.hpp"
-#include "sim/atomic_file.hpp"
-#include "sim/calibrate/calibrate.hpp"
+#include "io/atomic_file.hpp"
+#include "model/calibrate.hpp"
 #include "sim/errors.hpp"
 
 #include <charconv>

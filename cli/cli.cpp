@@ -3,8 +3,8 @@
 
 #include "cli/commands.hpp"
 #include "sim/errors.hpp"
-#include "sim/schedule_io.hpp"
-#include "sim/text_parse.hpp"
+#include "io/schedule_file.hpp"
+#include "io/text_parse.hpp"
 
 #include <charconv>
 #include <cmath>

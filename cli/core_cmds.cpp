@@ -1,6 +1,6 @@
 // `ppsim list`, `ppsim simulate` and `ppsim compare`.
 #include "cli/commands.hpp"
-#include "sim/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 #include "sim/errors.hpp"
 #include "sim/task_graph.hpp"
 #include "viz/ascii.hpp"

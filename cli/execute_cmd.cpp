@@ -8,10 +8,10 @@
 #include "exec/launcher.hpp"
 #include "exec/plan.hpp"
 #include "exec/report.hpp"
-#include "sim/atomic_file.hpp"
-#include "sim/calibrate/calibrate.hpp"
+#include "io/atomic_file.hpp"
+#include "model/calibrate.hpp"
 #include "sim/errors.hpp"
-#include "sim/schedule_io.hpp"
+#include "io/schedule_file.hpp"
 #include "viz/chrome_trace.hpp"
 
 #include <fmt/format.h>

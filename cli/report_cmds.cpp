@@ -5,11 +5,11 @@
 //   ppsim check --baseline data/baselines/known-answers.json
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "sim/atomic_file.hpp"
-#include "sim/baseline.hpp"
+#include "io/atomic_file.hpp"
+#include "io/baseline_file.hpp"
 #include "sim/errors.hpp"
-#include "sim/schedule_io.hpp"
-#include "viz/json_text.hpp"
+#include "io/schedule_file.hpp"
+#include "io/json_text.hpp"
 #include "viz/sweep.hpp"
 
 #include <charconv>

@@ -3,7 +3,7 @@
 #include "exec/executor.hpp"
 
 #include "exec/plan.hpp"
-#include "sim/calibrate/calibrate.hpp"
+#include "model/calibrate.hpp"
 
 #include <mpi.h>
 

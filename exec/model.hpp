@@ -2,7 +2,7 @@
 // flight, the synthetic data, the MSE loss, and the single-process reference gradients.
 #pragma once
 
-#include "sim/calibrate/mlp.hpp"
+#include "model/mlp.hpp"
 #include "sim/schedule.hpp"
 
 #include <cstdint>

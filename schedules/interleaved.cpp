@@ -1,5 +1,5 @@
 // Looped schedules on Megatron's loop placement: interleaved 1F1B and breadth-first looped.
-#include "schedules/one_f_one_b.hpp"
+#include "schedules/detail/one_f_one_b.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 

@@ -1,5 +1,5 @@
 // GPipe and 1F1B (PipeDream-flush), and the builder the zero-bubble handcrafted schedules share.
-#include "schedules/one_f_one_b.hpp"
+#include "schedules/detail/one_f_one_b.hpp"
 
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"

@@ -1,6 +1,6 @@
 // V-shape schedules on two chunks per device: ZB-V (Qi et al., ICLR 2024, sec. 6) and V-Half /
 // V-Min (Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024).
-#include "schedules/greedy.hpp"
+#include "schedules/detail/greedy.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 

@@ -1,6 +1,6 @@
 // The automatic zero-bubble scheduler (zb-auto, zb-1p, zb-2p) and the greedy machinery it shares
 // with zb-v: Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1 and App. G.
-#include "schedules/greedy.hpp"
+#include "schedules/detail/greedy.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/simulator.hpp"

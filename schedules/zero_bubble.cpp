@@ -1,5 +1,5 @@
 // The zero-bubble paper's handcrafted schedules ZB-H1 and ZB-H2 (Qi et al., ICLR 2024, sec. 3).
-#include "schedules/one_f_one_b.hpp"
+#include "schedules/detail/one_f_one_b.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 

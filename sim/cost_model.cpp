@@ -2,9 +2,9 @@
 #include "sim/cost_model.hpp"
 
 #include "sim/errors.hpp"
-#include "sim/json_reader.hpp"
-#include "sim/text_parse.hpp"
-#include "sim/text_file.hpp"
+#include "io/detail/json_reader.hpp"
+#include "io/text_parse.hpp"
+#include "io/text_file.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -2,7 +2,7 @@
 #include "viz/ascii.hpp"
 
 #include "sim/errors.hpp"
-#include "viz/json_text.hpp"
+#include "io/json_text.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 #include "viz/chrome_trace.hpp"
 
 #include "sim/dependencies.hpp"
-#include "viz/json_text.hpp"
+#include "io/json_text.hpp"
 
 #include <algorithm>
 #include <cmath>

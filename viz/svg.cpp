@@ -2,7 +2,7 @@
 #include "viz/svg.hpp"
 
 #include "sim/schedule.hpp"
-#include "viz/json_text.hpp"
+#include "io/json_text.hpp"
 #include "viz/metrics_json.hpp"
 
 #include <algorithm>

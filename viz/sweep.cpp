@@ -3,7 +3,7 @@
 
 #include "sim/errors.hpp"
 #include "viz/html_report.hpp"
-#include "viz/json_text.hpp"
+#include "io/json_text.hpp"
 #include "viz/svg.hpp"
 
 #include <algorithm>

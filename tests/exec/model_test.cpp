@@ -1,8 +1,8 @@
 // Tests of the executed model: activation slots that share weights, data, loss, reference.
 #include "exec/model.hpp"
 #include "schedules/registry.hpp"
-#include "sim/calibrate/calibrate.hpp"
-#include "sim/calibrate/mlp.hpp"
+#include "model/calibrate.hpp"
+#include "model/mlp.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>

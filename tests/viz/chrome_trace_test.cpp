@@ -1,6 +1,6 @@
 // Tests of the Chrome trace writer (parsed back with nlohmann::json) and the JSON text helpers.
 #include "viz/chrome_trace.hpp"
-#include "viz/json_text.hpp"
+#include "io/json_text.hpp"
 
 #include "schedules/registry.hpp"
 #include "sim/metrics.hpp"

@@ -1,5 +1,5 @@
 // Tests of schedule files: PyTorch CSV and ppsim JSON, round trips, known orders, bad files.
-#include "sim/schedule_io.hpp"
+#include "io/schedule_file.hpp"
 
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"

@@ -1,9 +1,9 @@
 // Reading, writing and comparing `ppsim.baseline/1` files.
-#include "sim/baseline.hpp"
+#include "io/baseline_file.hpp"
 
 #include "sim/errors.hpp"
-#include "sim/json_reader.hpp"
-#include "sim/text_file.hpp"
+#include "io/detail/json_reader.hpp"
+#include "io/text_file.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Tests of the calibration: gradients of the split backward, accounting, options, the cost file.
-#include "sim/calibrate/calibrate.hpp"
+#include "model/calibrate.hpp"
 
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"

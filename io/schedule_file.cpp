@@ -1,10 +1,10 @@
 // Reading and writing schedule files: PyTorch's compute-only CSV and ppsim.schedule/1 JSON.
-#include "sim/schedule_io.hpp"
+#include "io/schedule_file.hpp"
 
 #include "sim/errors.hpp"
-#include "sim/json_reader.hpp"
-#include "sim/text_file.hpp"
-#include "sim/text_parse.hpp"
+#include "io/detail/json_reader.hpp"
+#include "io/text_file.hpp"
+#include "io/text_parse.hpp"
 
 #include <algorithm>
 #include <cctype>

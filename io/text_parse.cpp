@@ -1,5 +1,5 @@
 // Shared parsing of KEY=VALUE lists and numbers.
-#include "sim/text_parse.hpp"
+#include "io/text_parse.hpp"
 
 #include "sim/errors.hpp"
 

@@ -1,5 +1,5 @@
 // The seed's zero-bubble MLP on one stage: buffers, oneDNN GEMM call sites, F/B/W/BW.
-#include "sim/calibrate/mlp.hpp"
+#include "model/mlp.hpp"
 
 #include "sim/errors.hpp"
 

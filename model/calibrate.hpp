@@ -1,7 +1,7 @@
 // Calibration: time the seed's MLP with real GEMMs on this CPU and turn it into a cost file.
 #pragma once
 
-#include "sim/calibrate/mlp.hpp"
+#include "model/mlp.hpp"
 #include "sim/cost_model.hpp"
 
 #include <optional>

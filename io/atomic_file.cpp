@@ -1,5 +1,5 @@
 // Temporary file + rename.
-#include "sim/atomic_file.hpp"
+#include "io/atomic_file.hpp"
 
 #include "sim/errors.hpp"
 

@@ -1,5 +1,5 @@
 // Hand-written JSON text: string escaping, numbers, exact tick conversions.
-#include "viz/json_text.hpp"
+#include "io/json_text.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -1,8 +1,8 @@
 // Calibration: options, gradient check, timing of F/B/W/BW and the comm copy, the cost file.
-#include "sim/calibrate/calibrate.hpp"
+#include "model/calibrate.hpp"
 
 #include "sim/errors.hpp"
-#include "sim/text_parse.hpp"
+#include "io/text_parse.hpp"
 
 #include <algorithm>
 #include <charconv>

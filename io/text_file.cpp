@@ -1,5 +1,5 @@
 // Whole-file reads for the loaders.
-#include "sim/text_file.hpp"
+#include "io/text_file.hpp"
 
 #include "sim/errors.hpp"
 
