@@ -1,6 +1,7 @@
 // Benchmarks of schedule generation: the automatic zero-bubble search and ZB-V at p = 32, m = 256.
 #include "schedules/registry.hpp"
 #include "sim/cost_model.hpp"
+#include "io/cost_file.hpp"
 
 #include <benchmark/benchmark.h>
 

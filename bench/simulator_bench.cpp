@@ -7,6 +7,7 @@
 #include "sim/run.hpp"
 #include "sim/simulator.hpp"
 #include "sim/validate.hpp"
+#include "io/cost_file.hpp"
 
 #include <benchmark/benchmark.h>
 #include <sstream>

@@ -5,6 +5,8 @@
 //   ppsim compare -s 1f1b,zb-h1 -p 4 -m 8 --calibrate dim=1024,tokens=1024,blocks=2
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
+#include "io/text_parse.hpp"
+#include "sim/limits.hpp"
 #include "model/calibrate.hpp"
 #include "sim/errors.hpp"
 
@@ -27,14 +29,8 @@ struct CalibrateOptions {
 };
 
 int parse_int(const std::string& text, std::string_view option) {
-  long long v = 0;
-  const char* last = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), last, v);
-  if (text.empty() || ec != std::errc{} || p != last)
-    throw ConfigError(fmt::format("{} '{}': expected an integer", option, text));
-  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
-    throw ConfigError(fmt::format("{} {}: out of range", option, text));
-  return static_cast<int>(v);
+  return static_cast<int>(parse_integer(text, option, std::numeric_limits<int>::min(),
+                                        std::numeric_limits<int>::max()));
 }
 
 calibrate::CalibrationOptions to_options(const CalibrateOptions& o) {
@@ -47,9 +43,7 @@ calibrate::CalibrationOptions to_options(const CalibrateOptions& o) {
   const std::string_view which = o.blocks.empty() ? "--blocks-per-stage" : "--blocks";
   for (const auto& item : split_list(list, which)) c.blocks_per_stage.push_back(parse_int(item, which));
   if (!o.stages.empty()) {
-    const int stages = parse_int(o.stages, "--stages");
-    if (stages < 1 || stages > 4096)
-      throw ConfigError(fmt::format("--stages {}: expected 1..4096", stages));
+    const int stages = static_cast<int>(parse_integer(o.stages, "--stages", 1, limits::kMaxDevices));
     if (c.blocks_per_stage.size() == 1)
       c.blocks_per_stage.assign(static_cast<std::size_t>(stages), c.blocks_per_stage.front());
     else if (c.blocks_per_stage.size() != static_cast<std::size_t>(stages))
@@ -59,14 +53,7 @@ calibrate::CalibrationOptions to_options(const CalibrateOptions& o) {
   c.threads = parse_int(o.threads, "--threads");
   c.repeats = parse_int(o.repeats, "--repeats");
   c.dtype = o.dtype;
-  if (!o.comm.empty()) {
-    double ms = 0;
-    const char* last = o.comm.data() + o.comm.size();
-    auto [p, ec] = std::from_chars(o.comm.data(), last, ms);
-    if (ec != std::errc{} || p != last || !std::isfinite(ms) || ms < 0)
-      throw ConfigError(fmt::format("--comm '{}': expected a time >= 0 in ms", o.comm));
-    c.comm_ms = ms;
-  }
+  if (!o.comm.empty()) c.comm_ms = parse_non_negative(o.comm, "--comm");
   calibrate::validate_options(c);
   return c;
 }

@@ -5,8 +5,8 @@
 #include "sim/errors.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
+#include "io/cost_file.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <new>
@@ -53,15 +53,8 @@ IterationOptions resolve_iterations(const RunOptions& o) {
     throw ConfigError(fmt::format("--iterations {}: needs at least 1 iteration", o.iterations));
   it.count = o.iterations;
   if (!o.optimizer_step.empty()) {
-    double ms = 0;
-    const char* first = o.optimizer_step.data();
-    const char* last = first + o.optimizer_step.size();
-    auto [rest, ec] = std::from_chars(first, last, ms);
-    if (ec != std::errc{} || rest != last)
-      throw ConfigError(fmt::format("--optimizer-step '{}': expected a number of ms",
-                                    o.optimizer_step));
-    it.optimizer_step =
-        ms_to_ticks(ms, fmt::format("--optimizer-step '{}'", o.optimizer_step));
+    const auto where = fmt::format("--optimizer-step '{}'", o.optimizer_step);
+    it.optimizer_step = ms_to_ticks(parse_number(o.optimizer_step, where), where);
   }
   it.sync = parse_sync(o.sync);
   return it;
@@ -82,13 +75,15 @@ double resolve_mem_limit(const std::string& text, int devices, const CostSpec& c
   const auto bad = [&](std::string_view why) {
     return ConfigError(fmt::format("--mem-limit '{}': {} (use 2p, 1.5p, 12 or 3GiB)", text, why));
   };
-  double value = 0;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  auto [rest, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc{} || rest == first) throw bad("expected a number");
+  NumberWithUnit n;
+  try {
+    n = parse_number_with_unit(text, "--mem-limit");
+  } catch (const ConfigError&) {
+    throw bad("expected a number");
+  }
+  const double value = n.value;
   if (!std::isfinite(value) || value <= 0) throw bad("must be a positive number");
-  const std::string unit(rest, last);
+  const std::string unit(n.unit);
   if (unit.empty()) return value;
   if (unit == "p") return value * devices;
   struct Unit {

@@ -110,7 +110,7 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
         const CriticalPath cp = critical_path(r.schedule, r.costs);
         constexpr std::size_t kShown = 64;
         io.out << fmt::format("\ncritical path: {} tasks, {} ms\n ", cp.tasks.size(),
-                              format_ms(cp.length));
+                              ticks_to_ms_text(cp.length));
         for (std::size_t i = 0; i < cp.tasks.size(); ++i) {
           if (cp.tasks.size() > kShown && i == kShown / 2) {
             io.out << fmt::format(" ... ({} more)", cp.tasks.size() - kShown);

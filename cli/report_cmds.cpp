@@ -9,10 +9,11 @@
 #include "io/baseline_file.hpp"
 #include "sim/errors.hpp"
 #include "io/schedule_file.hpp"
+#include "io/text_parse.hpp"
 #include "io/json_text.hpp"
 #include "viz/sweep.hpp"
 
-#include <charconv>
+#include <limits>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -27,13 +28,10 @@ namespace fs = std::filesystem;
 
 std::vector<int> int_list(const std::string& text, std::string_view what) {
   std::vector<int> values;
-  for (const std::string& item : split_list(text, what)) {
-    int v = 0;
-    const auto [rest, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (ec != std::errc{} || rest != item.data() + item.size())
-      throw ConfigError(fmt::format("{} '{}': '{}' is not an integer", what, text, item));
-    values.push_back(v);
-  }
+  for (const std::string& item : split_list(text, what))
+    values.push_back(static_cast<int>(parse_integer(item, fmt::format("{} '{}'", what, text),
+                                                    std::numeric_limits<int>::min(),
+                                                    std::numeric_limits<int>::max())));
   return values;
 }
 

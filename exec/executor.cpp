@@ -374,7 +374,7 @@ private:
   std::unordered_map<std::size_t, std::vector<float>> local_;
 };
 
-Ticks to_ticks(double seconds) { return static_cast<Ticks>(std::llround(seconds * 1e9)); }
+
 
 /// The measured timeline of one iteration from every rank's times (rank-major, as gathered).
 Timeline build_timeline(const Schedule& schedule, const ExecPlan& plan,
@@ -387,8 +387,8 @@ Timeline build_timeline(const Schedule& schedule, const ExecPlan& plan,
     const auto& order = schedule.order[ix(d)];
     for (std::size_t i = 0; i < order.size(); ++i) {
       run_of[ix(d)].push_back(as_int(tl.runs.size()));
-      tl.runs.push_back(TaskRun{order[i], d, to_ticks(times[ix(d)][2 * i]),
-                                to_ticks(times[ix(d)][2 * i + 1])});
+      tl.runs.push_back(TaskRun{order[i], d, seconds_to_ticks(times[ix(d)][2 * i]),
+                                seconds_to_ticks(times[ix(d)][2 * i + 1])});
     }
     tl.device_begin.push_back(as_int(tl.runs.size()));
   }
@@ -408,7 +408,7 @@ Timeline build_timeline(const Schedule& schedule, const ExecPlan& plan,
         if (m.from == d) continue;
         const int from = producer[part_index(m.part, schedule.stages())];
         const Ticks send = tl.runs[ix(from)].end;
-        const Ticks arrive = std::max(send, to_ticks(arrival[part_index(m.part, schedule.stages())]));
+        const Ticks arrive = std::max(send, seconds_to_ticks(arrival[part_index(m.part, schedule.stages())]));
         tl.comms.push_back(CommEvent{from, run_of[ix(d)][i], send, arrive});
       }
   }

@@ -3,7 +3,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdint>
 #include <fmt/format.h>
 #include <iterator>
 #include <stdexcept>
@@ -54,51 +53,6 @@ void append_int(std::string& out, long long v) {
   char buf[24];
   const auto res = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, res.ptr);
-}
-
-namespace {
-
-// |t| / 10^digits with the fraction written exactly, trailing zeros dropped.
-void append_scaled(std::string& out, Ticks t, int digits) {
-  std::uint64_t scale = 1;
-  for (int i = 0; i < digits; ++i) scale *= 10;
-  // Magnitude in unsigned arithmetic so that the most negative value does not overflow.
-  const std::uint64_t mag =
-      t < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
-  if (t < 0) out += '-';
-  char buf[24];
-  const auto res = std::to_chars(buf, buf + sizeof buf, mag / scale);
-  out.append(buf, res.ptr);
-  std::uint64_t frac = mag % scale;
-  if (frac == 0) return;
-  int width = digits;
-  while (frac % 10 == 0) {
-    frac /= 10;
-    --width;
-  }
-  out += '.';
-  char digits_buf[24];
-  for (int i = width - 1; i >= 0; --i) {
-    digits_buf[i] = static_cast<char>('0' + frac % 10);
-    frac /= 10;
-  }
-  out.append(digits_buf, static_cast<std::size_t>(width));
-}
-
-} // namespace
-
-void append_ticks_us(std::string& out, Ticks t) { append_scaled(out, t, 3); }
-
-std::string ticks_to_us_text(Ticks t) {
-  std::string s;
-  append_ticks_us(s, t);
-  return s;
-}
-
-std::string ticks_to_ms_text(Ticks t) {
-  std::string s;
-  append_scaled(s, t, 6);
-  return s;
 }
 
 } // namespace ppsim

@@ -1,4 +1,5 @@
 // Reading and writing schedule files: PyTorch's compute-only CSV and ppsim.schedule/1 JSON.
+#include "sim/limits.hpp"
 #include "io/schedule_file.hpp"
 
 #include "sim/errors.hpp"
@@ -29,9 +30,9 @@ constexpr std::string_view kSchema = "ppsim.schedule/1";
 constexpr std::string_view kOverlap = "OVERLAP_F_B";
 // Bounds that keep a hostile file from asking validate() or the simulator for huge tables.
 constexpr int kMaxStages = 65'536;
-constexpr int kMaxDevices = 4096;
-constexpr int kMaxMicrobatches = 1'000'000;
-constexpr long long kMaxStageMicrobatches = 50'000'000LL;
+using limits::kMaxDevices;
+using limits::kMaxMicrobatches;
+using limits::kMaxStageMicrobatches;
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 

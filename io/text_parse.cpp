@@ -48,14 +48,46 @@ void for_each_key_value(std::string_view text, std::string_view where,
   });
 }
 
-double parse_non_negative(std::string_view text, std::string_view where) {
+namespace {
+
+ConfigError not_a_number(std::string_view text, std::string_view where) {
+  return ConfigError(fmt::format("{}: expected a number, got '{}'", where, text));
+}
+
+} // namespace
+
+NumberWithUnit parse_number_with_unit(std::string_view text, std::string_view where) {
   double value = 0;
   const auto* last = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), last, value);
-  if (ec != std::errc{} || p != last || text.empty())
-    throw ConfigError(fmt::format("{}: expected a number, got '{}'", where, text));
-  if (!std::isfinite(value) || value < 0)
+  if (ec != std::errc{} || p == text.data()) throw not_a_number(text, where);
+  return NumberWithUnit{value, std::string_view(p, static_cast<std::size_t>(last - p))};
+}
+
+double parse_number(std::string_view text, std::string_view where) {
+  const NumberWithUnit n = parse_number_with_unit(text, where);
+  if (!n.unit.empty() || !std::isfinite(n.value)) throw not_a_number(text, where);
+  return n.value;
+}
+
+double parse_non_negative(std::string_view text, std::string_view where) {
+  const NumberWithUnit n = parse_number_with_unit(text, where);
+  if (!n.unit.empty()) throw not_a_number(text, where);
+  if (!std::isfinite(n.value) || n.value < 0)
     throw ConfigError(fmt::format("{}: expected a finite number >= 0, got {}", where, text));
+  return n.value;
+}
+
+long long parse_integer(std::string_view text, std::string_view where, long long lo,
+                        long long hi) {
+  long long value = 0;
+  const char* last = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), last, value);
+  if (text.empty() || p != last || (ec != std::errc{} && ec != std::errc::result_out_of_range))
+    throw ConfigError(fmt::format("{}: expected an integer, got '{}'", where, text));
+  if (ec == std::errc::result_out_of_range || value < lo || value > hi)
+    throw ConfigError(
+        fmt::format("{}: {} is out of range (expected {}..{})", where, text, lo, hi));
   return value;
 }
 

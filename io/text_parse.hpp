@@ -20,7 +20,24 @@ bool for_each_field(std::string_view text, char sep,
 void for_each_key_value(std::string_view text, std::string_view where,
                         const std::function<void(std::string_view key, std::string_view value)>& fn);
 
-/// A finite decimal number >= 0; ConfigError `where: expected a number, got 'x'` otherwise.
+/// The one number parser of ppsim: a whole finite decimal number (no trailing text);
+/// ConfigError `where: expected a number, got 'x'` otherwise.
+[[nodiscard]] double parse_number(std::string_view text, std::string_view where);
+
+/// parse_number, and >= 0: `where: expected a finite number >= 0, got x`.
 [[nodiscard]] double parse_non_negative(std::string_view text, std::string_view where);
+
+/// A whole decimal integer in [lo, hi]: `where: expected an integer, got 'x'` or
+/// `where: x is out of range (expected lo..hi)`.
+[[nodiscard]] long long parse_integer(std::string_view text, std::string_view where,
+                                      long long lo, long long hi);
+
+/// A number followed by a unit (`2p`, `1.5GiB`, `12`): the value and the rest of the text.
+/// ConfigError `where: expected a number, got 'x'` when the text does not start with one.
+struct NumberWithUnit {
+  double value{0};
+  std::string_view unit;
+};
+[[nodiscard]] NumberWithUnit parse_number_with_unit(std::string_view text, std::string_view where);
 
 } // namespace ppsim

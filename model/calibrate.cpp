@@ -1,4 +1,5 @@
 // Calibration: options, gradient check, timing of F/B/W/BW and the comm copy, the cost file.
+#include "sim/limits.hpp"
 #include "model/calibrate.hpp"
 
 #include "sim/errors.hpp"
@@ -26,7 +27,7 @@ using ordered_json = nlohmann::ordered_json;
 constexpr int kMaxDim = 1 << 20;
 constexpr int kMaxTokens = 1 << 24;
 constexpr int kMaxBlocks = 4096;
-constexpr int kMaxStages = 4096;
+constexpr int kMaxStages = limits::kMaxDevices;
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxRepeats = 100000;
 constexpr int kWarmups = 2;
@@ -40,21 +41,10 @@ std::size_t as_size(int n) { return static_cast<std::size_t>(n); }
 
 double round_to(double value, double scale) { return std::round(value * scale) / scale; }
 /// Times are kept at whole nanoseconds, so the file and the simulator's ticks agree exactly.
-double round_ms(double ms) { return round_to(ms, 1e6); }
+double round_ms(double ms) { return ticks_to_ms(ms_to_ticks(ms, "calibration time")); }
 
-long long parse_integer(std::string_view text, std::string_view where) {
-  long long value = 0;
-  const char* last = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), last, value);
-  if (text.empty() || ec != std::errc{} || p != last)
-    throw ConfigError(fmt::format("{}: expected an integer, got '{}'", where, text));
-  return value;
-}
-
-int checked_int(long long value, long long lo, long long hi, std::string_view where) {
-  if (value < lo || value > hi)
-    throw ConfigError(fmt::format("{}: {} is out of range (expected {}..{})", where, value, lo, hi));
-  return static_cast<int>(value);
+int int_in(std::string_view text, long long lo, long long hi, std::string_view where) {
+  return static_cast<int>(parse_integer(text, where, lo, hi));
 }
 
 std::string blocks_text(const std::vector<int>& blocks) { return fmt::format("{}", fmt::join(blocks, ",")); }
@@ -70,17 +60,17 @@ CalibrationOptions parse_calibration_spec(std::string_view text) {
     const std::string kw = fmt::format("{}: {}", where, key);
     if (!seen.emplace(key).second)
       throw ConfigError(fmt::format("{}: '{}' given twice", where, key));
-    if (key == "dim") o.dim = checked_int(parse_integer(value, kw), 1, kMaxDim, kw);
-    else if (key == "tokens") o.tokens = checked_int(parse_integer(value, kw), 1, kMaxTokens, kw);
-    else if (key == "stages") stages = checked_int(parse_integer(value, kw), 1, kMaxStages, kw);
-    else if (key == "threads") o.threads = checked_int(parse_integer(value, kw), 1, kMaxThreads, kw);
-    else if (key == "repeats") o.repeats = checked_int(parse_integer(value, kw), 0, kMaxRepeats, kw);
+    if (key == "dim") o.dim = int_in(value, 1, kMaxDim, kw);
+    else if (key == "tokens") o.tokens = int_in(value, 1, kMaxTokens, kw);
+    else if (key == "stages") stages = int_in(value, 1, kMaxStages, kw);
+    else if (key == "threads") o.threads = int_in(value, 1, kMaxThreads, kw);
+    else if (key == "repeats") o.repeats = int_in(value, 0, kMaxRepeats, kw);
     else if (key == "dtype") o.dtype = std::string(dtype_name(parse_dtype(value)));
     else if (key == "comm") {
       o.comm_ms = parse_non_negative(value, kw);
     } else if (key == "blocks") {
       for_each_field(value, ':', [&](std::string_view field) {
-        o.blocks_per_stage.push_back(checked_int(parse_integer(field, kw), 1, kMaxBlocks, kw));
+        o.blocks_per_stage.push_back(int_in(field, 1, kMaxBlocks, kw));
         return true;
       });
     } else {

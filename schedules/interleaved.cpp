@@ -1,4 +1,5 @@
 // Looped schedules on Megatron's loop placement: interleaved 1F1B and breadth-first looped.
+#include "sim/limits.hpp"
 #include "schedules/detail/one_f_one_b.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
@@ -18,7 +19,7 @@ int looped_chunks(std::string_view name, const ScheduleSpec& spec) {
   if (v < 1 || v > 64)
     throw ConfigError(
         fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
-  if (static_cast<long long>(v) * spec.devices * spec.microbatches > 50'000'000LL)
+  if (static_cast<long long>(v) * spec.devices * spec.microbatches > limits::kMaxStageMicrobatches)
     throw ConfigError(fmt::format("{}: stages={} x chunks={} x microbatches={} is too large to "
                                   "simulate",
                                   name, spec.devices, v, spec.microbatches));

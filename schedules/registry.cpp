@@ -1,4 +1,5 @@
 // The table of schedules.
+#include "sim/limits.hpp"
 #include "schedules/registry.hpp"
 
 #include "sim/errors.hpp"
@@ -83,8 +84,8 @@ void require_shape(std::string_view name, const ScheduleSpec& spec) {
   if (spec.microbatches < 1)
     throw ConfigError(
         fmt::format("{}: needs microbatches >= 1 (got microbatches={})", name, spec.microbatches));
-  if (spec.devices > 4096 || spec.microbatches > 1'000'000 ||
-      static_cast<long long>(spec.devices) * spec.microbatches > 50'000'000LL)
+  if (spec.devices > limits::kMaxDevices || spec.microbatches > limits::kMaxMicrobatches ||
+      static_cast<long long>(spec.devices) * spec.microbatches > limits::kMaxStageMicrobatches)
     throw ConfigError(fmt::format("{}: stages={} x microbatches={} is too large to simulate", name,
                                   spec.devices, spec.microbatches));
 }

@@ -27,7 +27,7 @@ struct StageCosts {
 /// Costs as the user gives them: one entry for every device-stage, one per device-stage (the
 /// model cut into `devices` pieces), or one per virtual stage of the schedule.
 ///
-///   CostSpec spec = parse_costs("F=1,B=1,W=1,comm=0.1");
+///   CostSpec spec = parse_costs("F=1,B=1,W=1,comm=0.1");   // io/cost_file.hpp
 ///   CostModel model = cost_model_for(spec, schedule);
 struct CostSpec {
   std::vector<StageCosts> stages{StageCosts{}};
@@ -50,19 +50,6 @@ struct CostModel {
   /// Memory change of one part (F, B, W or BW) in M_B units.
   [[nodiscard]] double memory_delta(Kind kind, int stage) const;
 };
-
-/// Milliseconds (finite, >= 0) to ticks; throws ConfigError naming `where` otherwise.
-[[nodiscard]] Ticks ms_to_ticks(double ms, std::string_view where);
-[[nodiscard]] inline double ticks_to_ms(Ticks t) { return static_cast<double>(t) / 1e6; }
-
-/// Applies `F=1,B=1,W=1,comm=0,MW=0.5` style overrides to every stage of `spec`.
-/// Keys: F, B, W, BW, FB, comm (ms), MB, MW (M_B units). Throws ConfigError.
-void apply_costs(CostSpec& spec, std::string_view text);
-[[nodiscard]] CostSpec parse_costs(std::string_view text);
-
-/// Reads a `ppsim.costs/1` JSON document; `where` (a file name) prefixes every error.
-[[nodiscard]] CostSpec parse_cost_json(std::string_view json, std::string_view where);
-[[nodiscard]] CostSpec load_cost_file(const std::string& path);
 
 /// Expands `spec` over the stages of `schedule`, dividing device-stage costs by its chunks.
 [[nodiscard]] CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule);

@@ -1,5 +1,6 @@
 // K training iterations through the engine: the repeated schedule, the optimizer-step pauses,
 // the all-reduce barriers, and the steady-state iteration time.
+#include "sim/limits.hpp"
 #include "sim/iterations.hpp"
 
 #include "sim/errors.hpp"
@@ -15,8 +16,8 @@ namespace {
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
-constexpr long long kMaxMicrobatches = 1'000'000;   // as require_shape in schedules/registry.cpp
-constexpr long long kMaxStageMicrobatches = 50'000'000;
+constexpr long long kMaxMicrobatches = limits::kMaxMicrobatches;
+constexpr long long kMaxStageMicrobatches = limits::kMaxStageMicrobatches;
 
 } // namespace
 

@@ -1,15 +1,14 @@
 // Tasks: what a device executes (F, B, W, the fused BW, the overlapped FB) and their text form.
 #pragma once
 
+#include "sim/time.hpp"
+
 #include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace ppsim {
-
-/// Time in integer nanoseconds, so results are exact and byte-stable.
-using Ticks = std::int64_t;
 
 /// F forward; B backward for the input (PyTorch's "I"); W backward for the weights;
 /// BW the fused full backward (PyTorch's "B"); FB an F and a B/BW overlapped on one device.

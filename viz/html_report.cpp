@@ -72,8 +72,8 @@ void summary_table(std::ostream& out, std::span<const Run> runs) {
                        "<td>{}</td><td>{}</td></tr>\n",
                        esc(r.schedule.name), r.schedule.devices,
                        r.schedule.microbatches / std::max(1, r.iterations.options.count),
-                       r.schedule.chunks(), r.timeline.runs.size(), format_ms(m.makespan),
-                       format_ms(m.cost), format_ms(m.ideal), percent(m.bubble_rate),
+                       r.schedule.chunks(), r.timeline.runs.size(), ticks_to_ms_text(m.makespan),
+                       ticks_to_ms_text(m.cost), ticks_to_ms_text(m.ideal), percent(m.bubble_rate),
                        percent(m.bubble_over_ideal), percent(m.idle_fraction),
                        memory_text(m.peak_memory));
   }
@@ -88,7 +88,7 @@ void parameters_table(std::ostream& out, const Run& r) {
   };
   for (const auto& [key, value] : r.parameters) row(key, value);
   row("cost provenance", r.costs.source);
-  row("comm", format_ms(r.costs.comm) + " ms per cross-device edge");
+  row("comm", ticks_to_ms_text(r.costs.comm) + " ms per cross-device edge");
   row("memory limit", r.mem_limit >= 0 ? memory_text(r.mem_limit) + " M_B" : "none");
   if (r.costs.memory_unit_bytes > 0)
     row("M_B", fmt::format("{:.6g} bytes", r.costs.memory_unit_bytes));
@@ -104,8 +104,8 @@ void stage_costs_table(std::ostream& out, const Run& r) {
     const StageCosts& c = st[i];
     out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                        "<td>{}</td></tr>\n",
-                       i, format_ms(c.F), format_ms(c.B), format_ms(c.W),
-                       c.BW >= 0 ? format_ms(c.BW) : format_ms(c.B + c.W), memory_text(c.MB),
+                       i, ticks_to_ms_text(c.F), ticks_to_ms_text(c.B), ticks_to_ms_text(c.W),
+                       c.BW >= 0 ? ticks_to_ms_text(c.BW) : ticks_to_ms_text(c.B + c.W), memory_text(c.MB),
                        memory_text(c.MW));
   }
   if (st.size() > max_rows)
@@ -119,7 +119,7 @@ void device_table(std::ostream& out, const Run& r) {
          "<th>idle ms</th><th>peak M_B</th></tr>\n";
   for (const DeviceMetrics& d : r.metrics.per_device)
     out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                       d.device, format_ms(d.busy), format_ms(d.span), format_ms(d.idle),
+                       d.device, ticks_to_ms_text(d.busy), ticks_to_ms_text(d.span), ticks_to_ms_text(d.idle),
                        memory_text(d.peak_memory));
   out << "</table>\n";
 }
@@ -148,7 +148,7 @@ void write_html_report(std::ostream& out, std::span<const Run> runs,
   }
   page << fmt::format("<p class=\"sub\">{} schedule{}; every timeline on one time scale ({} ms "
                       "across)</p>\n",
-                      runs.size(), runs.size() == 1 ? "" : "s", format_ms(span));
+                      runs.size(), runs.size() == 1 ? "" : "s", ticks_to_ms_text(span));
 
   page << "<h2>Metrics</h2>\n";
   summary_table(page, runs);
@@ -175,7 +175,7 @@ void write_html_report(std::ostream& out, std::span<const Run> runs,
                         "{}</h3>\n",
                         i, esc(r.schedule.name));
     page << fmt::format("<p class=\"sub\">cost {} ms, bubble rate {}, peak {} M_B</p>\n",
-                        format_ms(r.metrics.cost), percent(r.metrics.bubble_rate),
+                        ticks_to_ms_text(r.metrics.cost), percent(r.metrics.bubble_rate),
                         memory_text(r.metrics.peak_memory));
     write_timeline_svg(page, r, svg);
     page << "</div>\n";

@@ -83,25 +83,12 @@ std::string metrics_json_array(std::span<const Run> runs) {
   return a.dump(2);
 }
 
-std::string format_ms(Ticks t) {
-  const bool negative = t < 0;
-  const auto u = static_cast<unsigned long long>(negative ? -t : t);
-  std::string s = fmt::format("{}{}", negative ? "-" : "", u / 1'000'000ULL);
-  auto frac = u % 1'000'000ULL;
-  if (frac != 0) {
-    std::string digits = fmt::format("{:06}", frac);
-    while (digits.back() == '0') digits.pop_back();
-    s += "." + digits;
-  }
-  return s;
-}
-
 void write_run_report(std::ostream& out, const Run& run) {
   const Metrics& m = run.metrics;
   for (const auto& [key, value] : run.parameters) out << fmt::format("{:<13} {}\n", key, value);
-  out << fmt::format("{:<13} {} ms\n", "makespan", format_ms(m.makespan));
-  out << fmt::format("{:<13} {} ms   (max per-device span)\n", "cost", format_ms(m.cost));
-  out << fmt::format("{:<13} {} ms   (max per-device busy)\n", "ideal", format_ms(m.ideal));
+  out << fmt::format("{:<13} {} ms\n", "makespan", ticks_to_ms_text(m.makespan));
+  out << fmt::format("{:<13} {} ms   (max per-device span)\n", "cost", ticks_to_ms_text(m.cost));
+  out << fmt::format("{:<13} {} ms   (max per-device busy)\n", "ideal", ticks_to_ms_text(m.ideal));
   out << fmt::format("{:<13} {}   (cost - ideal) / cost\n", "bubble rate", percent(m.bubble_rate));
   out << fmt::format("{:<13} {}   (cost - ideal) / ideal\n", "bubble/ideal",
                      percent(m.bubble_over_ideal));
@@ -112,7 +99,7 @@ void write_run_report(std::ostream& out, const Run& run) {
   if (run.iterations.options.requested()) {
     out << fmt::format("{:<13} {} ms   (steady state: between the ends of the last two of {} "
                        "iterations, {})\n",
-                       "iteration", format_ms(run.iterations.iteration_time), iteration_count(run),
+                       "iteration", ticks_to_ms_text(run.iterations.iteration_time), iteration_count(run),
                        sync_name(run.iterations.options.sync));
     out << fmt::format("{:<13} {} M_B   (peak over all iterations)\n", "peak (all)",
                        memory(peak_all_iterations(run)));
@@ -121,8 +108,8 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", "device", "busy_ms", "span_ms",
                      "idle_ms", "peak_M_B");
   for (const DeviceMetrics& d : m.per_device)
-    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", d.device, format_ms(d.busy),
-                       format_ms(d.span), format_ms(d.idle), memory(d.peak_memory));
+    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", d.device, ticks_to_ms_text(d.busy),
+                       ticks_to_ms_text(d.span), ticks_to_ms_text(d.idle), memory(d.peak_memory));
 }
 
 void write_compare_table(std::ostream& out, std::span<const Run> runs) {
@@ -138,10 +125,10 @@ void write_compare_table(std::ostream& out, std::span<const Run> runs) {
     out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                        r.schedule.name, r.schedule.devices,
                        r.schedule.microbatches / iteration_count(r), r.schedule.chunks(),
-                       format_ms(m.makespan), format_ms(m.cost), format_ms(m.ideal),
+                       ticks_to_ms_text(m.makespan), ticks_to_ms_text(m.cost), ticks_to_ms_text(m.ideal),
                        percent(m.bubble_rate), percent(m.bubble_over_ideal),
                        percent(m.idle_fraction), memory(m.peak_memory));
-    out << (iterations ? fmt::format(" {:>12}\n", format_ms(r.iterations.iteration_time))
+    out << (iterations ? fmt::format(" {:>12}\n", ticks_to_ms_text(r.iterations.iteration_time))
                        : std::string("\n"));
   }
 }

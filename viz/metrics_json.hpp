@@ -14,9 +14,6 @@ namespace ppsim {
 /// A JSON array of such objects, for `compare --json`.
 [[nodiscard]] std::string metrics_json_array(std::span<const Run> runs);
 
-/// Exact milliseconds from ticks: 54000000 -> "54", 1500 -> "0.0015".
-[[nodiscard]] std::string format_ms(Ticks t);
-
 /// `simulate`'s human-readable report: parameters, metrics, one row per device.
 void write_run_report(std::ostream& out, const Run& run);
 /// `compare`'s table: one row per schedule.

@@ -248,8 +248,8 @@ private:
         const Ticks gap = r.start - runs[i - 1].end;
         rect("idle", x_of(runs[i - 1].end), y, static_cast<double>(gap) * scale_, "#e4e4e4");
         s += "><title>";
-        append_xml_escaped(s, fmt::format("device {}: idle {} ms (from {} ms)", d, format_ms(gap),
-                                          format_ms(runs[i - 1].end - t0_)));
+        append_xml_escaped(s, fmt::format("device {}: idle {} ms (from {} ms)", d, ticks_to_ms_text(gap),
+                                          ticks_to_ms_text(runs[i - 1].end - t0_)));
         s += "</title></rect>\n";
       }
       const Task& t = r.task;
@@ -261,8 +261,8 @@ private:
       attr(s, "data-mb", fmt::format("{}", t.microbatch));
       s += "><title>";
       append_xml_escaped(s, fmt::format("device {}: {}: {}; start {} ms, duration {} ms", d,
-                                        to_string(t), task_text(t), format_ms(r.start - t0_),
-                                        format_ms(r.end - r.start)));
+                                        to_string(t), task_text(t), ticks_to_ms_text(r.start - t0_),
+                                        ticks_to_ms_text(r.end - r.start)));
       s += "</title></rect>\n";
       const std::string label = t.kind == Kind::FB
                                     ? fmt::format("{}+{}", t.microbatch, t.microbatch2)
@@ -335,8 +335,8 @@ private:
              y, static_cast<double>(e - c), task_fill(kind, 0, 1));
         s += "><title>";
         append_xml_escaped(s, fmt::format("device {}: mostly {} from {} ms to {} ms", d,
-                                          kind_name(kind), format_ms(edge(c) - t0_),
-                                          format_ms(edge(e) - t0_)));
+                                          kind_name(kind), ticks_to_ms_text(edge(c) - t0_),
+                                          ticks_to_ms_text(edge(e) - t0_)));
         s += "</title></rect>\n";
       }
       c = e;
@@ -366,7 +366,7 @@ private:
       attr(text, "x", x);
       attr(text, "y", y + 14);
       text += '>';
-      text += format_ms(t);
+      text += ticks_to_ms_text(t);
       text += "</text>\n";
       if (step <= 0 || t > span_ - step) break;
     }

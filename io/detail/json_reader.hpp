@@ -42,9 +42,7 @@ struct JsonReader {
     return v;
   }
   Ticks ms(const nlohmann::json& j, const std::string& path) const {
-    const double v = number(j, path);
-    if (v > 1e12) fail(path, fmt::format("{} ms is too large", v));
-    return ms_to_ticks(v, path);
+    return ms_to_ticks(number(j, path), path);
   }
   void object(const nlohmann::json& j, const std::string& path) const {
     if (!j.is_object()) fail(path, fmt::format("expected an object, got {}", shown(j)));

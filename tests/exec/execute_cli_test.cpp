@@ -6,6 +6,7 @@
 #include "schedules/registry.hpp"
 #include "sim/simulator.hpp"
 #include "tests/cli/cli_harness.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <fstream>

@@ -5,6 +5,7 @@
 #include "sim/errors.hpp"
 #include "sim/run.hpp"
 #include "sim/validate.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <set>

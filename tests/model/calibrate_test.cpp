@@ -4,6 +4,7 @@
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/run.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

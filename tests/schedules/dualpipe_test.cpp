@@ -4,6 +4,7 @@
 #include "sim/run.hpp"
 #include "sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

@@ -7,6 +7,7 @@
 #include "sim/simulator.hpp"
 #include "sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 

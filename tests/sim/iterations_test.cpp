@@ -8,6 +8,7 @@
 #include "sim/simulator.hpp"
 #include "sim/validate.hpp"
 #include "tests/sim/sim_fixtures.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>

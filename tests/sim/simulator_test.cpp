@@ -6,6 +6,7 @@
 #include "sim/simulator.hpp"
 #include "sim/task_graph.hpp"
 #include "tests/sim/sim_fixtures.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 

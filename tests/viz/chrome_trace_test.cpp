@@ -5,6 +5,7 @@
 #include "schedules/registry.hpp"
 #include "sim/metrics.hpp"
 #include "tests/viz/viz_checks.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -331,48 +332,4 @@ TEST_CASE("every registered schedule gives a trace with its tasks and named flow
       CHECK((name.find('+') != std::string::npos) == (e.at("cat") == "FB"));
     }
   }
-}
-
-TEST_CASE("JSON strings are quoted and escaped", "[viz]") {
-  std::string s;
-  append_json_string(s, "a\"b\\c\nd\te\x01g\x1f/\xc3\xa9");
-  CHECK(s == "\"a\\\"b\\\\c\\nd\\te\\u0001g\\u001f/\xc3\xa9\"");
-  CHECK(json::parse(s).get<std::string>() == "a\"b\\c\nd\te\x01g\x1f/\xc3\xa9");
-  std::string r;
-  append_json_string(r, "\r");
-  CHECK(r == "\"\\u000d\"");
-  std::string e;
-  append_json_string(e, "");
-  CHECK(e == "\"\"");
-}
-
-TEST_CASE("JSON numbers are the shortest round-trip text and never nan or inf", "[viz]") {
-  CHECK(json_number(1.5) == "1.5");
-  CHECK(json_number(0.1) == "0.1");
-  CHECK(json_number(3.0) == "3");
-  CHECK(json_number(-2.25) == "-2.25");
-  CHECK(json_number(-0.0) == "0");
-  CHECK(json_number(1.0 / 3.0) == "0.3333333333333333");
-  CHECK(json::parse(json_number(1e300)).get<double>() == 1e300);
-  CHECK(json::parse(json_number(1e-7)).get<double>() == 1e-7);
-  CHECK_THROWS_AS(json_number(std::numeric_limits<double>::quiet_NaN()), std::logic_error);
-  CHECK_THROWS_AS(json_number(std::numeric_limits<double>::infinity()), std::logic_error);
-  CHECK_THROWS_AS(json_number(-std::numeric_limits<double>::infinity()), std::logic_error);
-}
-
-TEST_CASE("ticks are written as exact microseconds", "[viz]") {
-  CHECK(ticks_to_us_text(1500) == "1.5");
-  CHECK(ticks_to_us_text(2000000) == "2000");
-  CHECK(ticks_to_us_text(0) == "0");
-  CHECK(ticks_to_us_text(1) == "0.001");
-  CHECK(ticks_to_us_text(10) == "0.01");
-  CHECK(ticks_to_us_text(999) == "0.999");
-  CHECK(ticks_to_us_text(1001) == "1.001");
-  CHECK(ticks_to_us_text(1234567) == "1234.567");
-  CHECK(ticks_to_us_text(-1500) == "-1.5");
-  CHECK(ticks_to_us_text(std::numeric_limits<Ticks>::max()) == "9223372036854775.807");
-  CHECK(ticks_to_us_text(std::numeric_limits<Ticks>::min()) == "-9223372036854775.808");
-  CHECK(ticks_to_ms_text(1500000) == "1.5");
-  CHECK(ticks_to_ms_text(1) == "0.000001");
-  CHECK(ticks_to_ms_text(54000000) == "54");
 }

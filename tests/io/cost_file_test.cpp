@@ -1,6 +1,7 @@
 // Tests of --costs parsing, cost files and the expansion of costs over stages.
 #include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
+#include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <functional>

@@ -1,0 +1,20 @@
+// Costs as text: the `--costs F=1,B=1,W=1,comm=0` option and `ppsim.costs/1` cost files.
+#pragma once
+
+#include "sim/cost_model.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace ppsim {
+
+/// Applies `F=1,B=1,W=1,comm=0,MW=0.5` style overrides to every stage of `spec`.
+/// Keys: F, B, W, BW, FB, comm (ms), MB, MW (M_B units). Throws ConfigError.
+void apply_costs(CostSpec& spec, std::string_view text);
+[[nodiscard]] CostSpec parse_costs(std::string_view text);
+
+/// Reads a `ppsim.costs/1` JSON document; `where` (a file name) prefixes every error.
+[[nodiscard]] CostSpec parse_cost_json(std::string_view json, std::string_view where);
+[[nodiscard]] CostSpec load_cost_file(const std::string& path);
+
+} // namespace ppsim

@@ -1,0 +1,67 @@
+// Conversions of ticks and their exact decimal text.
+#include "sim/time.hpp"
+
+#include "sim/errors.hpp"
+#include "sim/limits.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ppsim {
+
+Ticks ms_to_ticks(double ms, std::string_view where) {
+  if (!std::isfinite(ms) || ms < 0)
+    throw ConfigError(fmt::format("{}: expected a finite time >= 0 ms, got {}", where, ms));
+  if (ms > limits::kMaxMs) throw ConfigError(fmt::format("{}: {} ms is too large", where, ms));
+  return static_cast<Ticks>(std::llround(ms * 1e6));
+}
+
+Ticks seconds_to_ticks(double seconds) { return static_cast<Ticks>(std::llround(seconds * 1e9)); }
+
+namespace {
+
+// |t| / 10^digits with the fraction written exactly, trailing zeros dropped.
+void append_scaled(std::string& out, Ticks t, int digits) {
+  std::uint64_t scale = 1;
+  for (int i = 0; i < digits; ++i) scale *= 10;
+  // Magnitude in unsigned arithmetic so that the most negative value does not overflow.
+  const std::uint64_t mag =
+      t < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
+  if (t < 0) out += '-';
+  char buf[24];
+  const auto res = std::to_chars(buf, buf + sizeof buf, mag / scale);
+  out.append(buf, res.ptr);
+  std::uint64_t frac = mag % scale;
+  if (frac == 0) return;
+  int width = digits;
+  while (frac % 10 == 0) {
+    frac /= 10;
+    --width;
+  }
+  out += '.';
+  char digits_buf[24];
+  for (int i = width - 1; i >= 0; --i) {
+    digits_buf[i] = static_cast<char>('0' + frac % 10);
+    frac /= 10;
+  }
+  out.append(digits_buf, static_cast<std::size_t>(width));
+}
+
+} // namespace
+
+void append_ticks_us(std::string& out, Ticks t) { append_scaled(out, t, 3); }
+
+std::string ticks_to_us_text(Ticks t) {
+  std::string s;
+  append_ticks_us(s, t);
+  return s;
+}
+
+std::string ticks_to_ms_text(Ticks t) {
+  std::string s;
+  append_scaled(s, t, 6);
+  return s;
+}
+
+} // namespace ppsim

@@ -1,0 +1,31 @@
+// Time: the engine's integer nanoseconds, their conversions and their exact text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ppsim {
+
+/// Time in integer nanoseconds, so results are exact and byte-stable.
+using Ticks = std::int64_t;
+
+inline constexpr Ticks kTicksPerMs = 1'000'000;
+
+/// Milliseconds (finite, 0 <= ms <= limits::kMaxMs) to ticks, rounded to the nearest
+/// nanosecond; throws ConfigError naming `where` otherwise.
+[[nodiscard]] Ticks ms_to_ticks(double ms, std::string_view where);
+/// Seconds measured by a clock (>= 0) to ticks, rounded to the nearest nanosecond.
+[[nodiscard]] Ticks seconds_to_ticks(double seconds);
+[[nodiscard]] inline double ticks_to_ms(Ticks t) {
+  return static_cast<double>(t) / static_cast<double>(kTicksPerMs);
+}
+
+/// Ticks as milliseconds with up to 6 decimals, exact: 54000000 -> "54", 1500 -> "0.0015".
+[[nodiscard]] std::string ticks_to_ms_text(Ticks t);
+/// Ticks as microseconds with up to 3 decimals, exact: 1500 -> "1.5", 2000000 -> "2000".
+[[nodiscard]] std::string ticks_to_us_text(Ticks t);
+/// ticks_to_us_text, appended to out (no allocation: for writers of millions of events).
+void append_ticks_us(std::string& out, Ticks t);
+
+} // namespace ppsim
