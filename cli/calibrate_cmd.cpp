@@ -60,10 +60,6 @@ calibrate::CalibrationOptions to_options(const CalibrateOptions& o) {
 
 } // namespace
 
-CostSpec calibrated_costs(const std::string& spec_text) {
-  return calibrate::to_cost_spec(
-      calibrate::run_calibration(calibrate::parse_calibration_spec(spec_text)));
-}
 
 void add_calibrate_command(CLI::App& app, Io io, Action& action) {
   auto o = std::make_shared<CalibrateOptions>();

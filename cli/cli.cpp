@@ -3,9 +3,10 @@
 
 #include "cli/commands.hpp"
 #include "sim/errors.hpp"
-#include "io/schedule_file.hpp"
-#include "io/text_parse.hpp"
 #include "io/cost_file.hpp"
+#include "io/text_parse.hpp"
+#include "model/calibrate.hpp"
+#include "sim/iterations.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -20,7 +21,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
   cmd.add_option("-s,--schedule", o.schedules,
                  "schedule name(s), comma-separated, or a schedule file (*.csv, *.json)")
       ->required();
-  auto* p = cmd.add_option("-p,--stages", o.stages, "pipeline devices (ranks)");
+  auto* p = cmd.add_option("-p,--stages", o.devices, "pipeline devices (ranks)");
   auto* m = cmd.add_option("-m,--microbatches", o.microbatches, "micro-batches per iteration");
   if (require_shape) {
     p->required();
@@ -47,10 +48,11 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
                  "post-validation (no barrier, ZB paper section 4)");
 }
 
-IterationOptions resolve_iterations(const RunOptions& o) {
+namespace {
+
+// --iterations, --optimizer-step and --sync as values.
+IterationOptions iteration_options(const RunOptions& o) {
   IterationOptions it;
-  if (o.iterations < 1)
-    throw ConfigError(fmt::format("--iterations {}: needs at least 1 iteration", o.iterations));
   it.count = o.iterations;
   if (!o.optimizer_step.empty()) {
     const auto where = fmt::format("--optimizer-step '{}'", o.optimizer_step);
@@ -60,93 +62,28 @@ IterationOptions resolve_iterations(const RunOptions& o) {
   return it;
 }
 
+} // namespace
+
 CostSpec resolve_costs(const RunOptions& o) {
   if (!o.costs_file.empty() && !o.calibrate.empty())
     throw ConfigError("--costs-file and --calibrate: give one of them");
   CostSpec spec;
   if (!o.costs_file.empty()) spec = load_cost_file(o.costs_file);
-  if (!o.calibrate.empty()) spec = calibrated_costs(o.calibrate);
+  if (!o.calibrate.empty()) spec = calibrate::calibrated_costs(o.calibrate);
   if (!o.costs.empty()) apply_costs(spec, o.costs);
   return spec;
 }
 
-double resolve_mem_limit(const std::string& text, int devices, const CostSpec& costs) {
-  if (text.empty()) return -1;
-  const auto bad = [&](std::string_view why) {
-    return ConfigError(fmt::format("--mem-limit '{}': {} (use 2p, 1.5p, 12 or 3GiB)", text, why));
-  };
-  NumberWithUnit n;
-  try {
-    n = parse_number_with_unit(text, "--mem-limit");
-  } catch (const ConfigError&) {
-    throw bad("expected a number");
-  }
-  const double value = n.value;
-  if (!std::isfinite(value) || value <= 0) throw bad("must be a positive number");
-  const std::string unit(n.unit);
-  if (unit.empty()) return value;
-  if (unit == "p") return value * devices;
-  struct Unit {
-    const char* name;
-    double bytes;
-  };
-  static constexpr Unit units[] = {{"B", 1.0},          {"KB", 1e3},
-                                   {"MB", 1e6},         {"GB", 1e9},
-                                   {"KiB", 1024.0},     {"MiB", 1048576.0},
-                                   {"GiB", 1073741824.0}};
-  for (const Unit& u : units) {
-    if (unit != u.name) continue;
-    if (costs.memory_unit_bytes <= 0)
-      throw bad("a limit in bytes needs a cost file that knows bytes (memory_unit_bytes), e.g. "
-                "from `ppsim calibrate`");
-    return value * u.bytes / costs.memory_unit_bytes;
-  }
-  throw bad(fmt::format("unknown unit '{}'", unit));
-}
-
-Schedule resolve_schedule(const std::string& name, const RunOptions& o, const CostSpec& costs,
-                          double mem_limit) {
-  if (is_schedule_file(name)) return load_schedule_file(name);
-  if (o.stages == RunOptions::kNotGiven || o.microbatches == RunOptions::kNotGiven)
-    throw ConfigError(fmt::format("{}: needs -p STAGES and -m MICROBATCHES", name));
-  ScheduleSpec spec;
-  spec.devices = o.stages;
-  spec.microbatches = o.microbatches;
-  spec.chunks = o.chunks;
-  spec.mem_limit = mem_limit;
-  spec.costs = &costs;
-  return make_schedule(name, spec);
-}
-
-Run run_one(const std::string& name, const RunOptions& o, const CostSpec& costs) {
-  const IterationOptions iterations = resolve_iterations(o);
-  const bool file = is_schedule_file(name);
-  Schedule schedule = file ? load_schedule_file(name) : Schedule{};
-  const int devices = file ? schedule.devices : o.stages;
-  const double mem_limit = resolve_mem_limit(o.mem_limit, devices, costs);
-  if (!file) schedule = resolve_schedule(name, o, costs, mem_limit);
-  Run run = iterations.requested() ? run_iterations(std::move(schedule), costs, iterations)
-                                    : run_schedule(std::move(schedule), costs);
-  run.mem_limit = mem_limit;
-  if (mem_limit >= 0) {
-    for (const DeviceMetrics& d : run.metrics.per_device) {
-      if (d.peak_memory > mem_limit + 1e-9)
-        throw InfeasibleError(fmt::format(
-            "{}: device {} peaks at {:.4g} M_B, above --mem-limit {} ({:.4g} M_B)",
-            run.schedule.name, d.device, d.peak_memory, o.mem_limit, mem_limit));
-    }
-    // Overlapping iterations (post-validation) may hold more than one iteration's peak.
-    const auto& peaks = run.iterations.peak_memory;
-    for (std::size_t d = 0; d < peaks.size(); ++d) {
-      if (peaks[d] > mem_limit + 1e-9)
-        throw InfeasibleError(fmt::format(
-            "{}: device {} peaks at {:.4g} M_B over {} iterations ({}), above --mem-limit {} "
-            "({:.4g} M_B)",
-            run.schedule.name, d, peaks[d], iterations.count, sync_name(iterations.sync),
-            o.mem_limit, mem_limit));
-    }
-  }
-  return run;
+RunRequest to_request(const RunOptions& o, const std::string& schedule, const CostSpec& costs) {
+  RunRequest rq;
+  rq.schedule = schedule;
+  rq.devices = o.devices;
+  rq.microbatches = o.microbatches;
+  rq.chunks = o.chunks;
+  rq.costs = costs;
+  rq.mem_limit = o.mem_limit;
+  rq.iterations = iteration_options(o);
+  return rq;
 }
 
 std::vector<std::string> split_list(const std::string& text, std::string_view what) {
@@ -211,22 +148,25 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!subs.empty()) where = subs.front()->get_name();
     if (!action) return kExitOk;
     return action();
-  } catch (const ConfigError& e) {
-    err << fmt::format("ppsim: error: {}: {}\n", where, e.what());
-    return kExitBadInput;
-  } catch (const ScheduleError& e) {
-    err << fmt::format("ppsim: error: {}: {}\n", where, e.what());
-    return kExitInvalidSchedule;
-  } catch (const InfeasibleError& e) {
-    err << fmt::format("ppsim: error: {}: {}\n", where, e.what());
-    return kExitInfeasible;
-  } catch (const std::bad_alloc&) {
-    err << fmt::format("ppsim: error: {}: out of memory: the problem is too large\n", where);
-    return kExitBadInput;
   } catch (const std::exception& e) {
-    err << fmt::format("ppsim: error: {}: internal error: {}\n", where, e.what());
-    return kExitBadInput;
+    const int code = exit_code_of(e);
+    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)
+      err << fmt::format("ppsim: error: {}: out of memory: the problem is too large\n", where);
+    else if (code == kExitInternal)
+      err << fmt::format("ppsim: error: {}: internal error: {}\n", where, e.what());
+    else
+      err << fmt::format("ppsim: error: {}: {}\n", where, e.what());
+    return code;
   }
+}
+
+int exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const ConfigError*>(&e) != nullptr) return kExitBadInput;
+  if (dynamic_cast<const ScheduleError*>(&e) != nullptr) return kExitInvalidSchedule;
+  if (dynamic_cast<const InfeasibleError*>(&e) != nullptr) return kExitInfeasible;
+  if (dynamic_cast<const ExecutionError*>(&e) != nullptr) return kExitExecutionFailed;
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return kExitBadInput;
+  return kExitInternal;
 }
 
 } // namespace ppsim

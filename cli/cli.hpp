@@ -1,6 +1,7 @@
 // The ppsim command line as a function, so tests run it in-process.
 #pragma once
 
+#include <exception>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -18,7 +19,13 @@ enum ExitCode : int {
   /// NOTE: beyond DESIGN.md's list: `ppsim execute` failed on the ranks (a rank died or hung,
   /// or the gradients differ from the reference); a failed run must never look like success.
   kExitExecutionFailed = 6,
+  /// NOTE: beyond DESIGN.md's list: a bug in ppsim, not in the input (sysexits' EX_SOFTWARE).
+  kExitInternal = 70,
 };
+
+/// The exit code of an error: ConfigError 3, ScheduleError 4, InfeasibleError 5,
+/// ExecutionError 6, out of memory 3 (the problem is too large), anything else 70.
+[[nodiscard]] int exit_code_of(const std::exception& error);
 
 /// Runs `ppsim` with `args` (without the program name); normal output to `out`, errors as
 /// `ppsim: error: <where>: <what>` to `err`. Never throws.

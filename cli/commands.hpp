@@ -1,14 +1,15 @@
-// Shared plumbing of the ppsim subcommands (private to cli/): options, resolution of schedules,
-// costs and memory limits, and the registration functions of each command file.
+// Shared plumbing of the ppsim subcommands (private to cli/): the shared options, their
+// translation into a RunRequest, and the registration functions of each command file.
 #pragma once
 
-#include "schedules/registry.hpp"
+#include "run/request.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run.hpp"
 
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,11 @@ struct Io {
 using Action = std::function<int()>;
 
 /// The options every schedule-running command shares (-s -p -m -v --costs --costs-file
-/// --calibrate --mem-limit).
+/// --calibrate --mem-limit), as typed.
 struct RunOptions {
   std::string schedules;  ///< a name, a comma list of names, or a schedule file
-  static constexpr int kNotGiven = -2147483647 - 1;
-  int stages{kNotGiven};
-  int microbatches{kNotGiven};
+  std::optional<int> devices;       ///< -p
+  std::optional<int> microbatches;  ///< -m
   int chunks{0};
   std::string costs;
   std::string costs_file;
@@ -45,30 +45,12 @@ struct RunOptions {
 /// schedule file, which carries its own shape).
 void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = true);
 
-/// --iterations, --optimizer-step and --sync, checked (ConfigError naming the value).
-[[nodiscard]] IterationOptions resolve_iterations(const RunOptions& options);
-
 /// The cost spec: the cost file (or a calibration) first, then --costs overrides on top.
 [[nodiscard]] CostSpec resolve_costs(const RunOptions& options);
 
-/// Runs a calibration (`dim=..,tokens=..,blocks=..`) and returns its costs (--calibrate).
-[[nodiscard]] CostSpec calibrated_costs(const std::string& spec_text);
-
-/// --mem-limit in M_B units: `Kp` = K*p, a bare number, or bytes (`3GiB`, `512MiB`, `100MB`,
-/// needs memory_unit_bytes from a calibrated cost file). Empty text gives -1 (no limit).
-[[nodiscard]] double resolve_mem_limit(const std::string& text, int devices, const CostSpec& costs);
-
-/// A schedule by name (through the registry) or from a `.csv` / `.json` file.
-[[nodiscard]] Schedule resolve_schedule(const std::string& name_or_file, const RunOptions& options,
-                                        const CostSpec& costs, double mem_limit);
-
-/// Builds (or loads) and simulates one schedule under --mem-limit (resolved against the
-/// schedule's own device count); InfeasibleError names the device and its peak when the
-/// schedule exceeds the limit. With --iterations / --optimizer-step / --sync it runs
-/// run_iterations() (K-fold schedule and timeline, first-iteration metrics) and checks the limit
-/// against the peak over all iterations too.
-[[nodiscard]] Run run_one(const std::string& name_or_file, const RunOptions& options,
-                          const CostSpec& costs);
+/// The request for one schedule of the options, with costs already resolved.
+[[nodiscard]] RunRequest to_request(const RunOptions& options, const std::string& schedule,
+                                    const CostSpec& costs);
 
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);

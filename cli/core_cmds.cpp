@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
 #include "sim/errors.hpp"
+#include "schedules/registry.hpp"
 #include "sim/task_graph.hpp"
 #include "viz/ascii.hpp"
 #include "viz/chrome_trace.hpp"
@@ -45,7 +46,7 @@ std::vector<Run> run_all(const SimulateOptions& o, bool allow_many) {
                                   o.run.schedules));
   std::vector<Run> runs;
   runs.reserve(names.size());
-  for (const auto& name : names) runs.push_back(run_one(name, o.run, costs));
+  for (const auto& name : names) runs.push_back(run_request(to_request(o.run, name, costs)));
   if (!o.trace.empty())
     for (const Run& r : runs)
       write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),

@@ -47,8 +47,8 @@ std::vector<std::string> rank_arguments(const ExecuteOptions& o) {
   const auto add = [&](std::string_view flag, const std::string& value) {
     if (!value.empty()) a.insert(a.end(), {std::string(flag), value});
   };
-  if (o.run.stages != RunOptions::kNotGiven) add("-p", fmt::format("{}", o.run.stages));
-  if (o.run.microbatches != RunOptions::kNotGiven) add("-m", fmt::format("{}", o.run.microbatches));
+  if (o.run.devices) add("-p", fmt::format("{}", *o.run.devices));
+  if (o.run.microbatches) add("-m", fmt::format("{}", *o.run.microbatches));
   if (o.run.chunks != 0) add("-v", fmt::format("{}", o.run.chunks));
   add("--costs", o.run.costs);
   add("--costs-file", o.run.costs_file);
@@ -64,13 +64,6 @@ std::vector<std::string> rank_arguments(const ExecuteOptions& o) {
   add("--fault", o.fault);
   if (o.json) a.emplace_back("--json");
   return a;
-}
-
-int exit_code_of(const std::exception& e) {
-  if (dynamic_cast<const ConfigError*>(&e)) return kExitBadInput;
-  if (dynamic_cast<const ScheduleError*>(&e)) return kExitInvalidSchedule;
-  if (dynamic_cast<const InfeasibleError*>(&e)) return kExitInfeasible;
-  return exec::kExitExecutionFailed;
 }
 
 void check_range(long long value, long long low, long long high, std::string_view option) {
@@ -106,12 +99,11 @@ int run_rank(const ExecuteOptions& o, const Schedule& schedule, const exec::Mode
     if (o.json) io.out << exec::execute_json(report) << "\n";
     else exec::write_execute_report(io.out, report);
     io.out.flush();
-    if (!result.gradients_ok) {
-      io.err << fmt::format("ppsim: error: execute: the weight gradients of {} differ from the "
-                            "single-process reference by more than {:.0e} (see gradient_check)\n",
-                            schedule.name, result.gradient_tolerance);
-      return exec::kExitExecutionFailed;
-    }
+    if (!result.gradients_ok)
+      throw ExecutionError(fmt::format("the weight gradients of {} differ from the "
+                                       "single-process reference by more than {:.0e} (see "
+                                       "gradient_check)",
+                                       schedule.name, result.gradient_tolerance));
     return kExitOk;
   } catch (const std::exception& e) {
     if (mpi.rank() != 0) return exit_code_of(e);  // rank 0 reports the same error
@@ -164,7 +156,7 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
       const bool costs_given = !o->run.costs.empty() || !o->run.costs_file.empty();
       const CostSpec costs = resolve_costs(o->run);
       // Validation and the simulator's deadlock check, before any rank starts.
-      const Run checked = run_one(o->run.schedules, o->run, costs);
+      const Run checked = run_request(to_request(o->run, o->run.schedules, costs));
       const Schedule& schedule = checked.schedule;
       const int v = schedule.chunks();
       if (o->blocks % v != 0)
@@ -173,16 +165,9 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
                                       o->blocks, schedule.name, v, v));
       const exec::ModelShape shape{o->dim, o->tokens, o->blocks / v};
       // The most memory one rank allocates: activations of its slots, weights, the reference.
-      const exec::ExecPlan plan = exec::make_plan(schedule);
-      const calibrate::MlpShape mlp{shape.dim, shape.tokens, shape.blocks, calibrate::DType::f32};
-      double worst = 0;
-      for (const auto& dev : plan.devices) {
-        double bytes = 0;
-        for (int n : dev.slots)
-          if (n > 0) bytes += calibrate::stage_buffer_bytes(mlp, n);
-        worst = std::max(worst, bytes);
-      }
-      worst += schedule.stages() * calibrate::stage_buffer_bytes(mlp);  // rank 0's reference
+      const double worst = exec::worst_rank_bytes(
+          exec::make_plan(schedule),
+          calibrate::MlpShape{shape.dim, shape.tokens, shape.blocks, calibrate::DType::f32});
       if (worst > calibrate::kMaxCalibrationBytes)
         throw ConfigError(fmt::format("execute: a rank would allocate {:.1f} GiB (limit {:.0f} "
                                       "GiB); use a smaller --dim, --tokens or --blocks",

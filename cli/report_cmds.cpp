@@ -7,6 +7,8 @@
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
 #include "io/baseline_file.hpp"
+#include "run/check.hpp"
+#include "run/sweep.hpp"
 #include "sim/errors.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
@@ -15,7 +17,6 @@
 
 #include <limits>
 #include <cmath>
-#include <filesystem>
 #include <fmt/format.h>
 #include <memory>
 #include <ostream>
@@ -24,8 +25,6 @@ namespace ppsim::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 std::vector<int> int_list(const std::string& text, std::string_view what) {
   std::vector<int> values;
   for (const std::string& item : split_list(text, what))
@@ -33,13 +32,6 @@ std::vector<int> int_list(const std::string& text, std::string_view what) {
                                                     std::numeric_limits<int>::min(),
                                                     std::numeric_limits<int>::max())));
   return values;
-}
-
-// An unknown schedule name is a mistake on the command line, not a point that "did not run".
-void require_known_schedule(const std::string& name, std::string_view where) {
-  if (!is_schedule_file(name) && find_schedule(name) == nullptr)
-    throw ConfigError(fmt::format("{}unknown schedule '{}' (valid: {})", where, name,
-                                  schedule_names()));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -60,49 +52,15 @@ struct SweepOptions {
 int run_sweep(const SweepOptions& o, Io io) {
   SweepGrid grid;
   grid.schedules = split_list(o.schedules, "--schedule");
-  grid.stages = int_list(o.stages, "--stages");
+  grid.devices = int_list(o.stages, "--stages");
   grid.microbatches = int_list(o.microbatches, "--microbatches");
   if (!o.chunks.empty()) grid.chunks = int_list(o.chunks, "--chunks");
   if (!o.mem_limits.empty()) grid.mem_limits = split_list(o.mem_limits, "--mem-limit");
-  for (const auto& name : grid.schedules) require_known_schedule(name, "--schedule: ");
-  const CostSpec costs = resolve_costs(o.run);
-  // A malformed limit is wrong for every point: say so once instead of on each row.
-  for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, costs);
-
-  std::vector<SweepPoint> points = expand_sweep_grid(grid);
-  for (SweepPoint& pt : points) {
-    RunOptions ro = o.run;
-    ro.schedules = pt.schedule;
-    ro.stages = pt.stages;
-    ro.microbatches = pt.microbatches;
-    ro.chunks = pt.chunks;
-    ro.mem_limit = pt.mem_limit;
-    try {
-      const Run r = run_one(pt.schedule, ro, costs);
-      const Metrics& m = r.metrics;
-      pt.run_chunks = r.schedule.chunks();
-      pt.tasks = r.schedule.task_count();
-      pt.makespan_ms = ticks_to_ms(m.makespan);
-      pt.cost_ms = ticks_to_ms(m.cost);
-      pt.ideal_ms = ticks_to_ms(m.ideal);
-      pt.bubble_rate = m.bubble_rate;
-      pt.bubble_over_ideal = m.bubble_over_ideal;
-      pt.peak_memory = m.peak_memory;
-      pt.mem_limit_mb = r.mem_limit;
-    } catch (const InfeasibleError& e) {
-      pt.status = "infeasible";
-      pt.reason = e.what();
-    } catch (const ScheduleError& e) {
-      pt.status = "invalid";
-      pt.reason = e.what();
-    } catch (const ConfigError& e) {
-      pt.status = "rejected";
-      pt.reason = e.what();
-    }
-  }
+  const RunRequest base = to_request(o.run, "", resolve_costs(o.run));
+  const std::vector<SweepPoint> points = run_sweep(grid, base);
   if (!o.html.empty())
     write_file_atomically(o.html, [&](std::ostream& f) {
-      write_sweep_html(f, points, costs.source);
+      write_sweep_html(f, points, base.costs.source);
     });
   if (o.json) io.out << sweep_json(points) << "\n";
   else if (o.csv) write_sweep_csv(io.out, points);
@@ -121,39 +79,6 @@ struct CheckOptions {
   bool allow_improvements{false};
 };
 
-// A path of the baseline file, relative to the file's folder.
-std::string beside(const std::string& baseline, const std::string& path) {
-  const fs::path p(path);
-  if (p.is_absolute()) return path;
-  return (fs::path(baseline).parent_path() / p).lexically_normal().string();
-}
-
-Run run_case(const std::string& file, const BaselineCase& c) {
-  RunOptions o;
-  const std::string schedule = is_schedule_file(c.schedule) ? beside(file, c.schedule) : c.schedule;
-  o.schedules = schedule;
-  if (c.stages > 0) o.stages = c.stages;
-  if (c.microbatches > 0) o.microbatches = c.microbatches;
-  o.chunks = c.chunks;
-  o.costs = c.costs;
-  if (!c.costs_file.empty()) o.costs_file = beside(file, c.costs_file);
-  o.mem_limit = c.mem_limit;
-  // Errors keep their type (and so their exit code) and gain the case's name.
-  const auto where = [&](const std::exception& e) {
-    return fmt::format("{}: case '{}': {}", file, c.name, e.what());
-  };
-  try {
-    const CostSpec costs = resolve_costs(o);
-    return run_one(schedule, o, costs);
-  } catch (const ConfigError& e) {
-    throw ConfigError(where(e));
-  } catch (const ScheduleError& e) {
-    throw ScheduleError(where(e));
-  } catch (const InfeasibleError& e) {
-    throw InfeasibleError(where(e));
-  }
-}
-
 std::string diff_text(double expected, double got) {
   const double d = got - expected;
   if (d == 0) return "0";
@@ -163,15 +88,9 @@ std::string diff_text(double expected, double got) {
 }
 
 int run_check(const CheckOptions& o, Io io) {
-  if (o.tolerance_given && (!std::isfinite(o.tolerance) || o.tolerance < 0))
-    throw ConfigError(fmt::format("--tolerance {}: must be a finite number >= 0", o.tolerance));
-  Baseline baseline = load_baseline_file(o.baseline, !o.update);
-  for (std::size_t i = 0; i < baseline.cases.size(); ++i)
-    require_known_schedule(baseline.cases[i].schedule,
-                           fmt::format("{}: /cases/{}/schedule: ", o.baseline, i));
-  const double tol = o.tolerance_given         ? o.tolerance
-                     : baseline.tolerance >= 0 ? baseline.tolerance
-                                               : default_baseline_tolerance;
+  const Baseline baseline = load_baseline_file(o.baseline, !o.update);
+  const CheckResult result = check_baseline(
+      baseline, o.baseline, o.tolerance_given ? std::optional<double>(o.tolerance) : std::nullopt);
 
   std::size_t name_w = 4;
   for (const BaselineCase& c : baseline.cases) name_w = std::max(name_w, c.name.size());
@@ -180,53 +99,43 @@ int run_check(const CheckOptions& o, Io io) {
   io.out << fmt::format(fmt::runtime(row), "case", "metric", "expected", "got", "diff", "status");
 
   std::vector<std::string> worse, better;
-  std::size_t changed_cases = 0, metrics = 0;
-  for (BaselineCase& c : baseline.cases) {
-    const Run run = run_case(o.baseline, c);
-    std::vector<std::pair<std::string, double>> got;
-    for (const std::string& name : baseline_metric_names())
-      got.emplace_back(name, baseline_metric(run.metrics, name));
-    bool case_changed = false;
+  std::size_t changed_cases = 0;
+  for (const CaseCheck& c : result.cases) {
     std::string worse_text, better_text;
-    for (const auto& [metric, value] : got) {
-      const double* expected = nullptr;
-      for (const auto& e : c.expected)
-        if (e.first == metric) expected = &e.second;
-      if (expected == nullptr) {
+    for (const MetricCheck& m : c.metrics) {
+      if (!m.expected) {
         if (o.update)
-          io.out << fmt::format(fmt::runtime(row), c.name, metric, "-", json_number(value), "",
+          io.out << fmt::format(fmt::runtime(row), c.name, m.metric, "-", json_number(m.got), "",
                                 "new");
         continue;
       }
-      ++metrics;
-      const Change change = compare_metric(*expected, value, tol);
       std::string status = "ok";
-      if (change != Change::same) {
-        case_changed = true;
-        const std::string what = fmt::format("{} {} -> {}", metric, json_number(*expected),
-                                             json_number(value));
-        std::string& list = change == Change::worse ? worse_text : better_text;
+      if (m.change != Change::same) {
+        const std::string what = fmt::format("{} {} -> {}", m.metric, json_number(*m.expected),
+                                             json_number(m.got));
+        std::string& list = m.change == Change::worse ? worse_text : better_text;
         list += (list.empty() ? "" : ", ") + what;
-        status = o.update ? "updated" : change == Change::worse ? "WORSE" : "BETTER";
+        status = o.update ? "updated" : m.change == Change::worse ? "WORSE" : "BETTER";
       }
-      io.out << fmt::format(fmt::runtime(row), c.name, metric, json_number(*expected),
-                            json_number(value), diff_text(*expected, value), status);
+      io.out << fmt::format(fmt::runtime(row), c.name, m.metric, json_number(*m.expected),
+                            json_number(m.got), diff_text(*m.expected, m.got), status);
     }
-    if (case_changed) ++changed_cases;
+    if (c.changed()) ++changed_cases;
     if (!worse_text.empty()) worse.push_back(fmt::format("'{}': {}", c.name, worse_text));
     if (!better_text.empty()) better.push_back(fmt::format("'{}': {}", c.name, better_text));
-    if (o.update) c.expected = std::move(got);
   }
 
   if (o.update) {
-    write_file_atomically(o.baseline, [&](std::ostream& f) { f << baseline_json(baseline); });
+    write_file_atomically(o.baseline,
+                          [&](std::ostream& f) { f << baseline_json(result.updated); });
     io.out << fmt::format("updated {}: {} cases, {} changed\n", o.baseline, baseline.cases.size(),
                           changed_cases);
     return kExitOk;
   }
   io.out << fmt::format("{}: {} cases, {} metrics, tolerance {} (relative to max(|expected|, 1)): "
                         "{}\n",
-                        o.baseline, baseline.cases.size(), metrics, tol,
+                        o.baseline, baseline.cases.size(), result.metrics_compared,
+                        result.tolerance,
                         changed_cases == 0 ? "all within tolerance"
                                            : fmt::format("{} cases changed", changed_cases));
   for (const auto& w : worse) io.err << "ppsim: error: check: regression in case " << w << "\n";

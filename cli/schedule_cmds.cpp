@@ -74,9 +74,9 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
       if (!is_schedule_file(o.schedules) && o.schedules.find(',') != std::string::npos)
         throw ConfigError(
             fmt::format("--schedule '{}': export takes one schedule", o.schedules));
-      const CostSpec costs = resolve_costs(o);
-      const double mem_limit = resolve_mem_limit(o.mem_limit, o.stages, costs);
-      const Schedule s = resolve_schedule(o.schedules, o, costs, mem_limit);
+      const RunRequest rq = to_request(o, o.schedules, resolve_costs(o));
+      const Schedule s =
+          build_schedule(rq, resolve_mem_limit(rq.mem_limit, rq.devices.value_or(0), rq.costs));
       check_schedule(s, s.name);
       if (opts->output.empty()) {
         // Render first, so that an error leaves stdout untouched too.

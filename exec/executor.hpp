@@ -22,12 +22,6 @@ inline constexpr int kExitExecutionFailed = 6;
 /// order than the reference's).
 inline constexpr double kGradientTolerance = 1e-4;
 
-/// A failure of the run itself (not of the input): the gradient check, a rank, MPI.
-class ExecutionError : public Error {
-public:
-  using Error::Error;
-};
-
 /// A deliberate failure for tests: rank `rank` dies (SIGKILL) or hangs halfway through the first
 /// iteration, or computes with the seed's unchained multi-block backward (wrong gradients).
 struct Fault {

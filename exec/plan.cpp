@@ -81,4 +81,15 @@ ExecPlan make_plan(const Schedule& schedule) {
   return plan;
 }
 
+double worst_rank_bytes(const ExecPlan& plan, const calibrate::MlpShape& mlp) {
+  double worst = 0;
+  for (const auto& dev : plan.devices) {
+    double bytes = 0;
+    for (int n : dev.slots)
+      if (n > 0) bytes += calibrate::stage_buffer_bytes(mlp, n);
+    worst = std::max(worst, bytes);
+  }
+  return worst + plan.stages * calibrate::stage_buffer_bytes(mlp);  // rank 0's reference
+}
+
 } // namespace ppsim::exec

@@ -1,6 +1,7 @@
 // The communication plan of a schedule on real ranks: what each task receives and sends.
 #pragma once
 
+#include "model/mlp.hpp"
 #include "sim/dependencies.hpp"
 #include "sim/schedule.hpp"
 
@@ -51,6 +52,10 @@ struct ExecPlan {
 
 /// Throws ScheduleError when a part needed by a task is produced by no task (validate() first).
 [[nodiscard]] ExecPlan make_plan(const Schedule& schedule);
+
+/// The most bytes one rank allocates to run `plan` with `mlp` stages: the activation slots of
+/// its stages, and on rank 0 also the single-process reference of every stage.
+[[nodiscard]] double worst_rank_bytes(const ExecPlan& plan, const calibrate::MlpShape& mlp);
 
 /// The MPI tag of a message: the dense index of its part (unique within an iteration).
 [[nodiscard]] int message_tag(const Part& part, int stages);

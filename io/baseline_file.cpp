@@ -3,11 +3,13 @@
 
 #include "sim/errors.hpp"
 #include "io/detail/json_reader.hpp"
+#include "io/schedule_file.hpp"
 #include "io/text_file.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -25,7 +27,7 @@ constexpr std::string_view schema = "ppsim.baseline/1";
 
 std::string default_name(const BaselineCase& c) {
   std::string name = c.schedule;
-  if (c.stages > 0) name += fmt::format(" p={}", c.stages);
+  if (c.devices > 0) name += fmt::format(" p={}", c.devices);
   if (c.microbatches > 0) name += fmt::format(" m={}", c.microbatches);
   if (c.chunks > 0) name += fmt::format(" v={}", c.chunks);
   if (!c.mem_limit.empty()) name += " mem=" + c.mem_limit;
@@ -36,60 +38,56 @@ std::string default_name(const BaselineCase& c) {
 
 BaselineCase parse_case(const JsonReader& r, const json& j, const std::string& at,
                         bool require_expected) {
-  r.object(j, at);
   BaselineCase c;
-  bool have_name = false;
-  for (const auto& [key, value] : j.items()) {
-    const std::string path = at + "/" + key;
-    if (key == "name") {
-      c.name = r.string(value, path);
-      if (c.name.empty()) r.fail(path, "empty name");
-      have_name = true;
-    } else if (key == "schedule") {
-      c.schedule = r.string(value, path);
-    } else if (key == "p") {
-      c.stages = r.integer(value, path, 1);
-    } else if (key == "m") {
-      c.microbatches = r.integer(value, path, 1);
-    } else if (key == "v") {
-      c.chunks = r.integer(value, path, 0);
-    } else if (key == "costs") {
-      c.costs = r.string(value, path);
-    } else if (key == "costs_file") {
-      c.costs_file = r.string(value, path);
-      if (c.costs_file.empty()) r.fail(path, "empty file name");
-    } else if (key == "mem_limit") {
-      if (value.is_number_integer()) c.mem_limit = value.dump();
-      else if (value.is_number()) c.mem_limit = fmt::format("{}", r.number(value, path));
-      else c.mem_limit = r.string(value, path);
-      if (c.mem_limit.empty()) r.fail(path, "empty memory limit (leave the key out for none)");
-    } else if (key == "expected") {
-      r.object(value, path);
-      for (const auto& [metric, v] : value.items()) {
-        if (std::find(baseline_metric_names().begin(), baseline_metric_names().end(), metric) ==
-            baseline_metric_names().end())
-          r.fail(path + "/" + metric,
-                 fmt::format("unknown metric (known: bubble_rate, cost_ms, ideal_ms, makespan_ms, "
-                             "peak_memory)"));
-        c.expected.emplace_back(metric, r.number(v, path + "/" + metric));
-      }
-      // Keep the file's values in the canonical order.
-      std::vector<std::pair<std::string, double>> ordered;
-      for (const std::string& name : baseline_metric_names())
-        for (const auto& e : c.expected)
-          if (e.first == name) ordered.push_back(e);
-      c.expected = std::move(ordered);
-    } else {
-      r.fail(path, "unknown key (known: name, schedule, p, m, v, costs, costs_file, mem_limit, "
-                   "expected)");
+  const auto text = [&r](std::string& field, std::string_view empty_message = {}) {
+    return [&r, &field, empty_message](const json& v, const std::string& path) {
+      field = r.string(v, path);
+      if (field.empty() && !empty_message.empty()) r.fail(path, std::string(empty_message));
+    };
+  };
+  const auto integer = [&r](int& field, int lo) {
+    return [&r, &field, lo](const json& v, const std::string& path) { field = r.integer(v, path, lo); };
+  };
+  const auto read_expected = [&](const json& v, const std::string& path) {
+    r.object(v, path);
+    const auto& names = baseline_metric_names();
+    for (const auto& [metric, value] : v.items()) {
+      const std::string mp = path + "/" + detail::pointer_token(metric);
+      if (std::find(names.begin(), names.end(), metric) == names.end())
+        r.fail(mp, fmt::format("unknown metric (valid: {})", fmt::join(names, ", ")));
+      c.expected.emplace_back(metric, r.number(value, mp));
     }
-  }
+    // Keep the file's values in the canonical order.
+    std::vector<std::pair<std::string, double>> ordered;
+    for (const std::string& name : names)
+      for (const auto& e : c.expected)
+        if (e.first == name) ordered.push_back(e);
+    c.expected = std::move(ordered);
+  };
+  const detail::Field fields[] = {
+      {"name", false, "", text(c.name, "empty name")},
+      {"schedule", true, "missing", text(c.schedule)},
+      {"p", false, "", integer(c.devices, 1)},
+      {"m", false, "", integer(c.microbatches, 1)},
+      {"v", false, "", integer(c.chunks, 0)},
+      {"costs", false, "", text(c.costs)},
+      {"costs_file", false, "", text(c.costs_file, "empty file name")},
+      {"mem_limit", false, "",
+       [&](const json& v, const std::string& path) {
+         if (v.is_number_integer()) c.mem_limit = v.dump();
+         else if (v.is_number()) c.mem_limit = fmt::format("{}", r.number(v, path));
+         else c.mem_limit = r.string(v, path);
+         if (c.mem_limit.empty()) r.fail(path, "empty memory limit (leave the key out for none)");
+       }},
+      {"expected", false, "", read_expected},
+  };
+  const auto seen = detail::read_fields(r, j, at, fields);
   if (c.schedule.empty()) r.fail(at + "/schedule", "missing");
-  const bool file = c.schedule.ends_with(".csv") || c.schedule.ends_with(".json");
-  if (!file && c.stages == 0) r.fail(at + "/p", "missing (needed for a schedule by name)");
+  const bool file = is_schedule_file(c.schedule);
+  if (!file && c.devices == 0) r.fail(at + "/p", "missing (needed for a schedule by name)");
   if (!file && c.microbatches == 0) r.fail(at + "/m", "missing (needed for a schedule by name)");
   if (require_expected || !c.expected.empty()) {
-    if (!j.contains("expected"))
+    if (!seen.has("expected"))
       r.fail(at + "/expected", "missing (approve the case with `ppsim check --update`)");
     for (const std::string& name : baseline_metric_names()) {
       if (!baseline_required_metric(name)) continue;
@@ -98,7 +96,7 @@ BaselineCase parse_case(const JsonReader& r, const json& j, const std::string& a
       if (!present) r.fail(at + "/expected/" + name, "missing");
     }
   }
-  if (!have_name) c.name = default_name(c);
+  if (!seen.has("name")) c.name = default_name(c);
   return c;
 }
 
@@ -127,36 +125,27 @@ Baseline parse_baseline_json(std::string_view text, std::string_view where,
                              bool require_expected) {
   const json doc = detail::parse_document(text, where);
   const JsonReader r{where};
-  r.object(doc, "");
   Baseline b;
-  bool have_schema = false, have_cases = false;
-  for (const auto& [key, value] : doc.items()) {
-    const std::string path = "/" + key;
-    if (key == "schema") {
-      if (!value.is_string() || value.get<std::string>() != schema)
-        r.fail(path, fmt::format("expected \"{}\", got {}", schema, JsonReader::shown(value)));
-      have_schema = true;
-    } else if (key == "description") {
-      b.description = r.string(value, path);
-    } else if (key == "tolerance") {
-      b.tolerance = r.number(value, path);
-    } else if (key == "cases") {
-      r.array(value, path);
-      have_cases = true;
-      std::set<std::string> names;
-      for (std::size_t i = 0; i < value.size(); ++i) {
-        const std::string at = fmt::format("/cases/{}", i);
-        BaselineCase c = parse_case(r, value[i], at, require_expected);
-        if (!names.insert(c.name).second)
-          r.fail(at + "/name", fmt::format("duplicate case name '{}'", c.name));
-        b.cases.push_back(std::move(c));
-      }
-    } else {
-      r.fail(path, "unknown key (known: schema, description, tolerance, cases)");
-    }
-  }
-  if (!have_schema) r.fail("/schema", fmt::format("missing (expected \"{}\")", schema));
-  if (!have_cases) r.fail("/cases", "missing");
+  const detail::Field fields[] = {
+      detail::schema_field(r, schema),
+      {"description", false, "",
+       [&](const json& v, const std::string& at) { b.description = r.string(v, at); }},
+      {"tolerance", false, "",
+       [&](const json& v, const std::string& at) { b.tolerance = r.number(v, at); }},
+      {"cases", true, "missing",
+       [&](const json& v, const std::string& at) {
+         r.array(v, at);
+         std::set<std::string> names;
+         for (std::size_t i = 0; i < v.size(); ++i) {
+           const std::string ci = fmt::format("{}/{}", at, i);
+           BaselineCase c = parse_case(r, v[i], ci, require_expected);
+           if (!names.insert(c.name).second)
+             r.fail(ci + "/name", fmt::format("duplicate case name '{}'", c.name));
+           b.cases.push_back(std::move(c));
+         }
+       }},
+  };
+  detail::read_fields(r, doc, "", fields);
   if (b.cases.empty()) r.fail("/cases", "no cases: a baseline that checks nothing never fails");
   return b;
 }
@@ -175,7 +164,7 @@ std::string baseline_json(const Baseline& b) {
     ojson j;
     j["name"] = c.name;
     j["schedule"] = c.schedule;
-    if (c.stages > 0) j["p"] = c.stages;
+    if (c.devices > 0) j["p"] = c.devices;
     if (c.microbatches > 0) j["m"] = c.microbatches;
     if (c.chunks > 0) j["v"] = c.chunks;
     if (!c.costs.empty()) j["costs"] = c.costs;

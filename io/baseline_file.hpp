@@ -15,7 +15,7 @@ namespace ppsim {
 struct BaselineCase {
   std::string name;        ///< unique in the file; defaults to a description of the case
   std::string schedule;    ///< a schedule name, or a schedule file relative to the baseline
-  int stages{0};           ///< p; 0 only for a schedule file
+  int devices{0};          ///< p; 0 only for a schedule file
   int microbatches{0};     ///< m; 0 only for a schedule file
   int chunks{0};           ///< v; 0 = the schedule's default
   std::string costs;       ///< `--costs` text, applied on top of costs_file

@@ -56,59 +56,57 @@ using detail::JsonReader;
 CostSpec parse_cost_json(std::string_view text, std::string_view where) {
   const json doc = detail::parse_document(text, where);
   const JsonReader r{where};
-  r.object(doc, "");
   CostSpec spec;
   spec.stages.clear();
   spec.source = std::string(where);
-  bool have_schema = false, have_stages = false;
-  for (const auto& [key, value] : doc.items()) {
-    const std::string path = "/" + key;
-    if (key == "schema") {
-      if (!value.is_string() || value.get<std::string>() != "ppsim.costs/1")
-        r.fail(path, fmt::format("expected \"ppsim.costs/1\", got {}", JsonReader::shown(value)));
-      have_schema = true;
-    } else if (key == "comm") {
-      spec.comm = r.ms(value, path);
-    } else if (key == "memory_unit_bytes") {
-      spec.memory_unit_bytes = r.number(value, path);
-    } else if (key == "description" || key == "machine") {
-      if (!value.is_string()) r.fail(path, "expected a string");
-    } else if (key == "kernels" || key == "gradient_check" || key == "provenance" ||
-               key == "model" || key == "comm_estimate" || key == "memory") {
-      r.object(value, path);  // informational sections written by `ppsim calibrate`
-    } else if (key == "stages") {
-      have_stages = true;
-      if (!value.is_array() || value.empty())
-        r.fail(path, "expected a non-empty array of per-stage costs");
-      for (std::size_t i = 0; i < value.size(); ++i) {
-        const auto& st = value[i];
-        const std::string sp = fmt::format("/stages/{}", i);
-        r.object(st, sp);
-        StageCosts c;
-        bool f = false, b = false, w = false;
-        for (const auto& [k, v] : st.items()) {
-          const std::string kp = sp + "/" + k;
-          if (k == "F") c.F = r.ms(v, kp), f = true;
-          else if (k == "B") c.B = r.ms(v, kp), b = true;
-          else if (k == "W") c.W = r.ms(v, kp), w = true;
-          else if (k == "BW") c.BW = r.ms(v, kp);
-          else if (k == "FB") c.FB = r.ms(v, kp);
-          else if (k == "MB") c.MB = r.number(v, kp);
-          else if (k == "MW") c.MW = r.number(v, kp);
-          else if (k == "MB_bytes" || k == "MW_bytes" || k == "blocks") (void)r.number(v, kp);
-          else
-            r.fail(kp, "unknown key (valid: F, B, W, BW, FB, MB, MW, MB_bytes, MW_bytes, blocks)");
-        }
-        if (!f || !b || !w) r.fail(sp, "each stage needs F, B and W (milliseconds)");
-        spec.stages.push_back(c);
-      }
-    } else {
-      r.fail(path, "unknown key (valid: schema, stages, comm, memory_unit_bytes, description, "
-                   "machine, model, kernels, gradient_check, provenance, comm_estimate, memory)");
-    }
-  }
-  if (!have_schema) r.fail("/schema", "missing (expected \"ppsim.costs/1\")");
-  if (!have_stages) r.fail("/stages", "missing");
+  const auto string = [&r](const json& v, const std::string& at) { (void)r.string(v, at); };
+  // informational sections written by `ppsim calibrate`
+  const auto section = [&r](const json& v, const std::string& at) { r.object(v, at); };
+  const auto read_stage = [&](const json& st, const std::string& sp) {
+    StageCosts c;
+    bool f = false, b = false, w = false;
+    const auto ms = [&](Ticks& field, bool* given = nullptr) {
+      return [&r, &field, given](const json& v, const std::string& at) {
+        field = r.ms(v, at);
+        if (given != nullptr) *given = true;
+      };
+    };
+    const auto number = [&r](double& field) {
+      return [&r, &field](const json& v, const std::string& at) { field = r.number(v, at); };
+    };
+    const auto ignored = [&r](const json& v, const std::string& at) { (void)r.number(v, at); };
+    const detail::Field fields[] = {
+        {"F", false, "", ms(c.F, &f)},      {"B", false, "", ms(c.B, &b)},
+        {"W", false, "", ms(c.W, &w)},      {"BW", false, "", ms(c.BW)},
+        {"FB", false, "", ms(c.FB)},        {"MB", false, "", number(c.MB)},
+        {"MW", false, "", number(c.MW)},    {"MB_bytes", false, "", ignored},
+        {"MW_bytes", false, "", ignored},   {"blocks", false, "", ignored},
+    };
+    detail::read_fields(r, st, sp, fields);
+    if (!f || !b || !w) r.fail(sp, "each stage needs F, B and W (milliseconds)");
+    spec.stages.push_back(c);
+  };
+  const detail::Field fields[] = {
+      detail::schema_field(r, "ppsim.costs/1"),
+      {"stages", true, "missing",
+       [&](const json& v, const std::string& at) {
+         if (!v.is_array() || v.empty())
+           r.fail(at, "expected a non-empty array of per-stage costs");
+         for (std::size_t i = 0; i < v.size(); ++i) read_stage(v[i], fmt::format("{}/{}", at, i));
+       }},
+      {"comm", false, "", [&](const json& v, const std::string& at) { spec.comm = r.ms(v, at); }},
+      {"memory_unit_bytes", false, "",
+       [&](const json& v, const std::string& at) { spec.memory_unit_bytes = r.number(v, at); }},
+      {"description", false, "", string},
+      {"machine", false, "", string},
+      {"model", false, "", section},
+      {"kernels", false, "", section},
+      {"gradient_check", false, "", section},
+      {"provenance", false, "", section},
+      {"comm_estimate", false, "", section},
+      {"memory", false, "", section},
+  };
+  detail::read_fields(r, doc, "", fields);
   return spec;
 }
 

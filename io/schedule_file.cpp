@@ -1,11 +1,11 @@
 // Reading and writing schedule files: PyTorch's compute-only CSV and ppsim.schedule/1 JSON.
-#include "sim/limits.hpp"
 #include "io/schedule_file.hpp"
 
-#include "sim/errors.hpp"
 #include "io/detail/json_reader.hpp"
 #include "io/text_file.hpp"
 #include "io/text_parse.hpp"
+#include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -199,16 +199,6 @@ std::string pytorch_cell(const Task& t) {
 // JSON
 
 // RFC 6901 escaping of one path token.
-std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
 std::vector<int> int_array(const JsonReader& r, const json& j, const std::string& path, int hi) {
   r.array(j, path);
   std::vector<int> out;
@@ -320,69 +310,56 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
 Schedule parse_schedule_json(std::string_view text, std::string_view where) {
   const json doc = detail::parse_document(text, where);
   const JsonReader r{where};
-  r.object(doc, "");
   Schedule s;
   s.name = stem_of(where);
-  bool have_schema = false, have_devices = false, have_mbs = false, have_placement = false,
-       have_routes = false, have_mb_routes = false, have_order = false;
-  for (const auto& [key, value] : doc.items()) {
-    const std::string path = "/" + pointer_token(key);
-    if (key == "schema") {
-      if (!value.is_string() || value.get<std::string>() != kSchema)
-        r.fail(path, fmt::format("expected \"{}\", got {}", kSchema, JsonReader::shown(value)));
-      have_schema = true;
-    } else if (key == "name") {
-      s.name = r.string(value, path);
-    } else if (key == "devices") {
-      s.devices = r.integer(value, path, 0, kMaxDevices);
-      have_devices = true;
-    } else if (key == "microbatches") {
-      s.microbatches = r.integer(value, path, 0, kMaxMicrobatches);
-      have_mbs = true;
-    } else if (key == "placement") {
-      s.stage_device = int_array(r, value, path, kMaxDevices);
-      if (static_cast<int>(s.stage_device.size()) > kMaxStages)
-        r.fail(path, fmt::format("{} stages: at most {}", s.stage_device.size(), kMaxStages));
-      have_placement = true;
-    } else if (key == "routes") {
-      r.array(value, path);
-      for (std::size_t i = 0; i < value.size(); ++i)
-        s.routes.push_back(int_array(r, value[i], fmt::format("{}/{}", path, i), kMaxStages - 1));
-      have_routes = true;
-    } else if (key == "microbatch_routes") {
-      s.microbatch_route = int_array(r, value, path, std::numeric_limits<int>::max());
-      have_mb_routes = true;
-    } else if (key == "order") {
-      r.array(value, path);
-      for (std::size_t d = 0; d < value.size(); ++d) {
-        const std::string dp = fmt::format("{}/{}", path, d);
-        r.array(value[d], dp);
-        std::vector<Task> row;
-        row.reserve(value[d].size());
-        for (std::size_t i = 0; i < value[d].size(); ++i) {
-          const std::string tp = fmt::format("{}/{}", dp, i);
-          const std::string cell = r.string(value[d][i], tp);
-          try {
-            row.push_back(parse_task(cell));
-          } catch (const ConfigError& e) {
-            r.fail(tp, e.what());
-          }
+  const auto read_order = [&](const json& value, const std::string& path) {
+    r.array(value, path);
+    for (std::size_t d = 0; d < value.size(); ++d) {
+      const std::string dp = fmt::format("{}/{}", path, d);
+      r.array(value[d], dp);
+      std::vector<Task> row;
+      row.reserve(value[d].size());
+      for (std::size_t i = 0; i < value[d].size(); ++i) {
+        const std::string tp = fmt::format("{}/{}", dp, i);
+        const std::string cell = r.string(value[d][i], tp);
+        try {
+          row.push_back(parse_task(cell));
+        } catch (const ConfigError& e) {
+          r.fail(tp, e.what());
         }
-        s.order.push_back(std::move(row));
       }
-      have_order = true;
-    } else {
-      r.fail(path, "unknown key (valid: schema, name, devices, microbatches, placement, routes, "
-                   "microbatch_routes, order)");
+      s.order.push_back(std::move(row));
     }
-  }
-  if (!have_schema) r.fail("/schema", fmt::format("missing (expected \"{}\")", kSchema));
-  if (!have_devices) r.fail("/devices", "missing");
-  if (!have_mbs) r.fail("/microbatches", "missing");
-  if (!have_placement) r.fail("/placement", "missing (the device of each stage)");
-  if (!have_routes) r.fail("/routes", "missing (e.g. [[0, 1, 2, 3]])");
-  if (!have_order) r.fail("/order", "missing (the task list of each device)");
-  if (!have_mb_routes) {
+  };
+  const detail::Field fields[] = {
+      detail::schema_field(r, kSchema),
+      {"name", false, "", [&](const json& v, const std::string& at) { s.name = r.string(v, at); }},
+      {"devices", true, "missing",
+       [&](const json& v, const std::string& at) { s.devices = r.integer(v, at, 0, kMaxDevices); }},
+      {"microbatches", true, "missing",
+       [&](const json& v, const std::string& at) {
+         s.microbatches = r.integer(v, at, 0, kMaxMicrobatches);
+       }},
+      {"placement", true, "missing (the device of each stage)",
+       [&](const json& v, const std::string& at) {
+         s.stage_device = int_array(r, v, at, kMaxDevices);
+         if (static_cast<int>(s.stage_device.size()) > kMaxStages)
+           r.fail(at, fmt::format("{} stages: at most {}", s.stage_device.size(), kMaxStages));
+       }},
+      {"routes", true, "missing (e.g. [[0, 1, 2, 3]])",
+       [&](const json& v, const std::string& at) {
+         r.array(v, at);
+         for (std::size_t i = 0; i < v.size(); ++i)
+           s.routes.push_back(int_array(r, v[i], fmt::format("{}/{}", at, i), kMaxStages - 1));
+       }},
+      {"microbatch_routes", false, "",
+       [&](const json& v, const std::string& at) {
+         s.microbatch_route = int_array(r, v, at, std::numeric_limits<int>::max());
+       }},
+      {"order", true, "missing (the task list of each device)", read_order},
+  };
+  const auto seen = detail::read_fields(r, doc, "", fields);
+  if (!seen.has("microbatch_routes")) {
     if (s.routes.size() != 1)
       r.fail("/microbatch_routes",
              fmt::format("missing: needed when there are {} routes", s.routes.size()));

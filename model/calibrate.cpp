@@ -674,4 +674,8 @@ std::string calibration_summary(const CalibrationResult& r) {
   return s;
 }
 
+CostSpec calibrated_costs(std::string_view spec_text) {
+  return to_cost_spec(run_calibration(parse_calibration_spec(spec_text)));
+}
+
 } // namespace ppsim::calibrate

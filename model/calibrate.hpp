@@ -151,4 +151,7 @@ inline constexpr int kCheckTokens = 24;
 /// The CPU model from /proc/cpuinfo (with family/model numbers), or "unknown".
 [[nodiscard]] std::string cpu_model();
 
+/// Runs a calibration given as `dim=..,tokens=..,blocks=..` (--calibrate) and returns its costs.
+[[nodiscard]] CostSpec calibrated_costs(std::string_view spec_text);
+
 } // namespace ppsim::calibrate

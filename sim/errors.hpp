@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ppsim {
 
@@ -29,5 +30,31 @@ class InfeasibleError : public Error {
 public:
   using Error::Error;
 };
+
+/// A real run failed (exit 6): a rank died or hung, MPI could not start, or the gradients
+/// differ from the reference. Not a problem of the input.
+class ExecutionError : public Error {
+public:
+  using Error::Error;
+};
+
+/// Runs fn(); an Error it throws is rethrown as the same type with `context: ` before its
+/// message, so the exit code stays what the error says.
+template <class Fn> decltype(auto) with_context(std::string_view context, Fn&& fn) {
+  const auto message = [&](const std::exception& e) {
+    return std::string(context) + ": " + e.what();
+  };
+  try {
+    return fn();
+  } catch (const ConfigError& e) {
+    throw ConfigError(message(e));
+  } catch (const ScheduleError& e) {
+    throw ScheduleError(message(e));
+  } catch (const InfeasibleError& e) {
+    throw InfeasibleError(message(e));
+  } catch (const ExecutionError& e) {
+    throw ExecutionError(message(e));
+  }
+}
 
 } // namespace ppsim

@@ -1,7 +1,6 @@
 // Sweep grids and their writers.
 #include "viz/sweep.hpp"
 
-#include "sim/errors.hpp"
 #include "viz/html_report.hpp"
 #include "io/json_text.hpp"
 #include "viz/svg.hpp"
@@ -33,34 +32,6 @@ std::string limit_text(const std::string& m) { return m.empty() ? "none" : m; }
 
 } // namespace
 
-std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
-  const auto need = [](bool empty, const char* what) {
-    if (empty) throw ConfigError(fmt::format("sweep: {} has no values", what));
-  };
-  need(g.schedules.empty(), "--schedule");
-  need(g.stages.empty(), "--stages");
-  need(g.microbatches.empty(), "--microbatches");
-  need(g.chunks.empty(), "--chunks");
-  need(g.mem_limits.empty(), "--mem-limit");
-  std::vector<SweepPoint> points;
-  points.reserve(g.schedules.size() * g.stages.size() * g.chunks.size() * g.mem_limits.size() *
-                 g.microbatches.size());
-  for (const auto& s : g.schedules)
-    for (const int p : g.stages)
-      for (const int v : g.chunks)
-        for (const auto& limit : g.mem_limits)
-          for (const int m : g.microbatches) {
-            SweepPoint pt;
-            pt.schedule = s;
-            pt.stages = p;
-            pt.microbatches = m;
-            pt.chunks = v;
-            pt.mem_limit = limit;
-            points.push_back(std::move(pt));
-          }
-  return points;
-}
-
 void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points) {
   out << fmt::format("{:<18} {:>4} {:>5} {:>7} {:>9} {:<10} {:>12} {:>8} {:>8}  {}\n", "schedule",
                      "p", "m", "v", "mem_limit", "status", "cost_ms", "bubble", "peak_M_B",
@@ -68,9 +39,9 @@ void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points) {
   for (const SweepPoint& pt : points) {
     const bool ok = pt.ok();
     out << fmt::format("{:<18} {:>4} {:>5} {:>7} {:>9} {:<10} {:>12} {:>8} {:>8}  {}\n",
-                       pt.schedule, pt.stages, pt.microbatches,
+                       pt.schedule, pt.devices, pt.microbatches,
                        ok ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
-                       limit_text(pt.mem_limit), pt.status, ok ? json_number(pt.cost_ms) : "-",
+                       limit_text(pt.mem_limit), sweep_status_name(pt.status), ok ? json_number(pt.cost_ms) : "-",
                        ok ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
                        ok ? fmt::format("{:.4g}", pt.peak_memory) : "-", pt.reason);
   }
@@ -80,8 +51,8 @@ void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points) {
   out << "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,bubble_rate,"
          "bubble_over_ideal,peak_memory,reason\n";
   for (const SweepPoint& pt : points) {
-    std::string line = fmt::format("{},{},{},{},{},{},", csv_field(pt.schedule), pt.stages,
-                                   pt.microbatches, pt.chunks, csv_field(pt.mem_limit), pt.status);
+    std::string line = fmt::format("{},{},{},{},{},{},", csv_field(pt.schedule), pt.devices,
+                                   pt.microbatches, pt.chunks, csv_field(pt.mem_limit), sweep_status_name(pt.status));
     if (pt.ok()) {
       line += fmt::format("{},{},{},{},{},{},{},{},", pt.run_chunks, pt.tasks,
                           json_number(pt.makespan_ms), json_number(pt.cost_ms),
@@ -101,12 +72,12 @@ std::string sweep_json(std::span<const SweepPoint> points) {
   for (const SweepPoint& pt : points) {
     ojson j;
     j["schedule"] = pt.schedule;
-    j["p"] = pt.stages;
+    j["p"] = pt.devices;
     j["m"] = pt.microbatches;
     j["v"] = pt.chunks;
     if (pt.mem_limit.empty()) j["mem_limit"] = nullptr;
     else j["mem_limit"] = pt.mem_limit;
-    j["status"] = pt.status;
+    j["status"] = sweep_status_name(pt.status);
     if (!pt.ok()) {
       j["reason"] = pt.reason;
     } else {
@@ -153,7 +124,7 @@ void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
   std::map<std::string, std::vector<std::tuple<double, double, std::string>>> mem_points;
   std::vector<std::string> mem_order;
   for (const SweepPoint& pt : points) {
-    std::string name = fmt::format("{} p={}", pt.schedule, pt.stages);
+    std::string name = fmt::format("{} p={}", pt.schedule, pt.devices);
     if (pt.chunks > 0) name += fmt::format(" v={}", pt.chunks);
     const std::string mem_name = name + fmt::format(" m={}", pt.microbatches);
     if (!pt.mem_limit.empty()) name += " mem=" + pt.mem_limit;
@@ -196,9 +167,9 @@ void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
         "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td class=\"name {}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"name\">{}</td>"
         "</tr>\n",
-        xml_escaped(pt.schedule), pt.stages, pt.microbatches,
+        xml_escaped(pt.schedule), pt.devices, pt.microbatches,
         good ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
-        xml_escaped(limit_text(pt.mem_limit)), good ? "status-ok" : "status-bad", pt.status,
+        xml_escaped(limit_text(pt.mem_limit)), good ? "status-ok" : "status-bad", sweep_status_name(pt.status),
         good ? json_number(pt.cost_ms) : "-",
         good ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
         good ? fmt::format("{:.4g}", pt.peak_memory) : "-", xml_escaped(pt.reason));

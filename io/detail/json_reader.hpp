@@ -1,16 +1,19 @@
 // Private helper of the JSON loaders (.cpp files only): typed reads that name the JSON path.
 #pragma once
 
-#include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
+#include "sim/time.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ppsim::detail {
 
@@ -71,5 +74,75 @@ struct JsonReader {
     return static_cast<int>(j.get<std::int64_t>());
   }
 };
+
+/// A JSON pointer token: `~` and `/` escaped (RFC 6901).
+inline std::string pointer_token(std::string_view key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+/// One key of a JSON object: its name, whether it must be present (and what to say when it is
+/// not), and how its value is read. The table of an object is its documentation: the reader
+/// writes the "unknown key" message from the same rows it reads with.
+struct Field {
+  std::string_view name;
+  bool required{false};
+  std::string missing{"missing"};  ///< the message when a required key is absent
+  std::function<void(const nlohmann::json& value, const std::string& path)> read;
+};
+
+/// Which keys of an object were present.
+class FieldsSeen {
+public:
+  FieldsSeen(std::span<const Field> fields, std::vector<bool> seen)
+      : fields_(fields), seen_(std::move(seen)) {}
+  [[nodiscard]] bool has(std::string_view name) const {
+    for (std::size_t i = 0; i < fields_.size(); ++i)
+      if (fields_[i].name == name) return seen_[i];
+    return false;
+  }
+
+private:
+  std::span<const Field> fields_;
+  std::vector<bool> seen_;
+};
+
+/// Reads the object `j` at `path` through `fields`, in the document's key order. A key not in
+/// the table fails with `unknown key (valid: a, b, c)`; then each required key that was absent
+/// fails, in table order.
+inline FieldsSeen read_fields(const JsonReader& r, const nlohmann::json& j,
+                                     const std::string& path, std::span<const Field> fields) {
+  r.object(j, path);
+  std::vector<bool> seen(fields.size(), false);
+  for (const auto& [key, value] : j.items()) {
+    const std::string at = path + "/" + pointer_token(key);
+    std::size_t i = 0;
+    while (i < fields.size() && fields[i].name != key) ++i;
+    if (i == fields.size()) {
+      std::string valid;
+      for (const Field& f : fields) valid += (valid.empty() ? "" : ", ") + std::string(f.name);
+      r.fail(at, fmt::format("unknown key (valid: {})", valid));
+    }
+    seen[i] = true;
+    fields[i].read(value, at);
+  }
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    if (fields[i].required && !seen[i])
+      r.fail(path + "/" + pointer_token(fields[i].name), fields[i].missing);
+  return FieldsSeen(fields, std::move(seen));
+}
+
+/// A field whose value must be the string `schema` (`"schema": "ppsim.costs/1"`).
+inline Field schema_field(const JsonReader& r, std::string_view schema) {
+  return Field{"schema", true, fmt::format("missing (expected \"{}\")", schema), [&r, schema](const nlohmann::json& v, const std::string& at) {
+                 if (!v.is_string() || v.get<std::string>() != schema)
+                   r.fail(at, fmt::format("expected \"{}\", got {}", schema, JsonReader::shown(v)));
+               }};
+}
 
 } // namespace ppsim::detail

@@ -207,7 +207,7 @@ TEST_CASE("the committed baselines cover every schedule at several shapes and pa
     const Baseline b = load_baseline_file(path, true);
     for (const BaselineCase& c : b.cases) {
       const ScheduleInfo* info = find_schedule(c.schedule);
-      if (info != nullptr) shapes[std::string(info->name)].emplace(c.stages, c.microbatches, c.chunks);
+      if (info != nullptr) shapes[std::string(info->name)].emplace(c.devices, c.microbatches, c.chunks);
     }
     const auto r = cli({"check", "--baseline", path});
     CHECK(r.code == 0);
@@ -230,7 +230,7 @@ TEST_CASE("the committed known-answer baseline holds DESIGN.md's costs", "[cli][
     const auto it = known.find(c.schedule);
     if (it == known.end()) continue;
     CAPTURE(c.name);
-    CHECK(c.stages == 4);
+    CHECK(c.devices == 4);
     CHECK(c.microbatches == 8);
     for (const auto& [metric, value] : c.expected)
       if (metric == "cost_ms") CHECK(value == it->second);

@@ -1,5 +1,5 @@
-// Tests of the HTML report and the sweep writers: structure, escaping, one rectangle per task,
-// colours per kind, one time scale, grid expansion, CSV, determinism.
+// Tests of the HTML report: structure, escaping, one rectangle per task, colours per kind, one
+// time scale, determinism.
 #include "viz/html_report.hpp"
 
 #include "schedules/registry.hpp"
@@ -97,47 +97,3 @@ TEST_CASE("the report is byte-identical for the same runs", "[viz][html]") {
   CHECK(report(runs) == report(runs));
 }
 
-TEST_CASE("a sweep grid expands every combination with m innermost", "[viz][sweep]") {
-  SweepGrid g;
-  g.schedules = {"1f1b", "zb-h2"};
-  g.stages = {2, 4};
-  g.microbatches = {8, 16, 32};
-  g.mem_limits = {"", "2p"};
-  const auto points = expand_sweep_grid(g);
-  REQUIRE(points.size() == 2 * 2 * 3 * 2);
-  CHECK(points[0].schedule == "1f1b");
-  CHECK(points[0].stages == 2);
-  CHECK(points[0].microbatches == 8);
-  CHECK(points[1].microbatches == 16);
-  CHECK(points[2].microbatches == 32);
-  CHECK(points[3].mem_limit == "2p");
-  CHECK(points[6].stages == 4);
-  CHECK(points[12].schedule == "zb-h2");
-  for (const auto& pt : points) CHECK(pt.status == "ok");
-  g.microbatches.clear();
-  CHECK_THROWS_AS(expand_sweep_grid(g), ConfigError);
-}
-
-TEST_CASE("the sweep CSV has a header and one row per point, failures included", "[viz][sweep]") {
-  std::vector<SweepPoint> points(2);
-  points[0] = {"zb-h2", 4, 8, 0, "", "ok", "", 1, 96, 27, 24, 24, 0, 0, 7, -1};
-  points[1].schedule = "zb-h2";
-  points[1].stages = 4;
-  points[1].microbatches = 4;
-  points[1].status = "rejected";
-  points[1].reason = "zb-h2: needs microbatches >= 2*stages (got microbatches=4, stages=4)";
-  std::ostringstream os;
-  write_sweep_csv(os, points);
-  const auto lines = lines_of(os.str());
-  REQUIRE(lines.size() == 3);
-  CHECK(lines[0] == "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,"
-                    "bubble_rate,bubble_over_ideal,peak_memory,reason");
-  CHECK(lines[1] == "zb-h2,4,8,0,,ok,1,96,27,24,24,0,0,7,");
-  CHECK(lines[2] == "zb-h2,4,4,0,,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*stages (got "
-                    "microbatches=4, stages=4)\"");
-  std::ostringstream html;
-  write_sweep_html(html, points, "--costs F=1");
-  CHECK(count(html.str(), "class=\"chart lines\"") == 2);
-  CHECK_THAT(html.str(), Catch::Contains("status-bad\">rejected</td>"));
-  CHECK_THAT(sweep_json(points), Catch::Contains("\"status\": \"rejected\""));
-}

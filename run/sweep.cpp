@@ -1,0 +1,92 @@
+// The sweep grid and its points.
+#include "run/sweep.hpp"
+
+#include "io/schedule_file.hpp"
+#include "schedules/registry.hpp"
+#include "sim/errors.hpp"
+
+#include <fmt/format.h>
+
+namespace ppsim {
+
+std::string_view sweep_status_name(SweepStatus status) {
+  switch (status) {
+  case SweepStatus::ok: return "ok";
+  case SweepStatus::infeasible: return "infeasible";
+  case SweepStatus::invalid: return "invalid";
+  case SweepStatus::rejected: return "rejected";
+  }
+  return "?";
+}
+
+std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
+  const auto need = [](bool empty, const char* what) {
+    if (empty) throw ConfigError(fmt::format("sweep: {} has no values", what));
+  };
+  need(g.schedules.empty(), "--schedule");
+  need(g.devices.empty(), "--stages");
+  need(g.microbatches.empty(), "--microbatches");
+  need(g.chunks.empty(), "--chunks");
+  need(g.mem_limits.empty(), "--mem-limit");
+  std::vector<SweepPoint> points;
+  points.reserve(g.schedules.size() * g.devices.size() * g.chunks.size() * g.mem_limits.size() *
+                 g.microbatches.size());
+  for (const auto& s : g.schedules)
+    for (const int p : g.devices)
+      for (const int v : g.chunks)
+        for (const auto& limit : g.mem_limits)
+          for (const int m : g.microbatches) {
+            SweepPoint pt;
+            pt.schedule = s;
+            pt.devices = p;
+            pt.microbatches = m;
+            pt.chunks = v;
+            pt.mem_limit = limit;
+            points.push_back(std::move(pt));
+          }
+  return points;
+}
+
+std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base) {
+  for (const auto& name : grid.schedules)
+    if (!is_schedule_file(name) && find_schedule(name) == nullptr)
+      throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", name,
+                                    schedule_names()));
+  // A malformed limit is wrong for every point: say so once instead of on each row.
+  for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, base.costs);
+
+  std::vector<SweepPoint> points = expand_sweep_grid(grid);
+  for (SweepPoint& pt : points) {
+    RunRequest rq = base;
+    rq.schedule = pt.schedule;
+    rq.devices = pt.devices;
+    rq.microbatches = pt.microbatches;
+    rq.chunks = pt.chunks;
+    rq.mem_limit = pt.mem_limit;
+    try {
+      const Run r = run_request(rq);
+      const Metrics& m = r.metrics;
+      pt.run_chunks = r.schedule.chunks();
+      pt.tasks = r.schedule.task_count();
+      pt.makespan_ms = ticks_to_ms(m.makespan);
+      pt.cost_ms = ticks_to_ms(m.cost);
+      pt.ideal_ms = ticks_to_ms(m.ideal);
+      pt.bubble_rate = m.bubble_rate;
+      pt.bubble_over_ideal = m.bubble_over_ideal;
+      pt.peak_memory = m.peak_memory;
+      pt.mem_limit_mb = r.mem_limit;
+    } catch (const InfeasibleError& e) {
+      pt.status = SweepStatus::infeasible;
+      pt.reason = e.what();
+    } catch (const ScheduleError& e) {
+      pt.status = SweepStatus::invalid;
+      pt.reason = e.what();
+    } catch (const ConfigError& e) {
+      pt.status = SweepStatus::rejected;
+      pt.reason = e.what();
+    }
+  }
+  return points;
+}
+
+} // namespace ppsim

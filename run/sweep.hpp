@@ -1,0 +1,66 @@
+// `ppsim sweep`'s grid: every combination of schedule, p, v, memory limit and m, each point run
+// through run_request() and kept with its outcome, also when it could not run.
+#pragma once
+
+#include "run/request.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim {
+
+/// The axes of a sweep; every combination is one point.
+struct SweepGrid {
+  std::vector<std::string> schedules;
+  std::vector<int> devices;
+  std::vector<int> microbatches;
+  std::vector<int> chunks{0};               ///< 0 = the schedule's default
+  std::vector<std::string> mem_limits{""};  ///< memory-limit texts; "" = none
+};
+
+/// How a point ended: it ran, or the run's error (exit 5, 4 or 3 of a single run).
+enum class SweepStatus : std::uint8_t {
+  ok,
+  infeasible,  ///< above the memory limit, or no schedule fits it (InfeasibleError)
+  invalid,     ///< the schedule is invalid or deadlocks (ScheduleError)
+  rejected,    ///< the generator refuses the shape, e.g. zb-h2 with m < 2p (ConfigError)
+};
+[[nodiscard]] std::string_view sweep_status_name(SweepStatus status);
+
+/// One point: its coordinates, then its outcome. A point that could not run keeps its place
+/// with its status and the reason.
+struct SweepPoint {
+  std::string schedule;
+  int devices{0};
+  int microbatches{0};
+  int chunks{0};  ///< as asked (0 = default); `run_chunks` is what the schedule used
+  std::string mem_limit;
+
+  SweepStatus status{SweepStatus::ok};
+  std::string reason;
+  int run_chunks{0};
+  std::size_t tasks{0};
+  double makespan_ms{0};
+  double cost_ms{0};
+  double ideal_ms{0};
+  double bubble_rate{0};
+  double bubble_over_ideal{0};
+  double peak_memory{0};    ///< M_B units
+  double mem_limit_mb{-1};  ///< the resolved limit in M_B units; < 0 = none
+
+  [[nodiscard]] bool ok() const { return status == SweepStatus::ok; }
+};
+
+/// Every combination, in the order schedule, p, v, memory limit, m (m innermost: one curve of
+/// bubble-vs-m is a run of consecutive points). Throws ConfigError for an empty axis.
+[[nodiscard]] std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& grid);
+
+/// Expands the grid and runs every point with `base`'s costs and iterations (its schedule and
+/// shape are the point's). A point's InfeasibleError, ScheduleError or ConfigError becomes its
+/// status and reason; an unknown schedule name or a malformed memory limit, wrong for every
+/// point, is thrown (ConfigError) before anything runs.
+[[nodiscard]] std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base);
+
+} // namespace ppsim

@@ -1,0 +1,34 @@
+// Tests of the sweep writers: CSV, HTML and JSON, with points that did not run.
+#include "viz/sweep.hpp"
+
+#include "tests/viz/viz_checks.hpp"
+
+#include <catch2/catch.hpp>
+#include <sstream>
+
+using namespace ppsim;
+using namespace ppsim::test;
+
+TEST_CASE("the sweep CSV has a header and one row per point, failures included", "[viz][sweep]") {
+  std::vector<SweepPoint> points(2);
+  points[0] = {"zb-h2", 4, 8, 0, "", SweepStatus::ok, "", 1, 96, 27, 24, 24, 0, 0, 7, -1};
+  points[1].schedule = "zb-h2";
+  points[1].devices = 4;
+  points[1].microbatches = 4;
+  points[1].status = SweepStatus::rejected;
+  points[1].reason = "zb-h2: needs microbatches >= 2*stages (got microbatches=4, stages=4)";
+  std::ostringstream os;
+  write_sweep_csv(os, points);
+  const auto lines = lines_of(os.str());
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,"
+                    "bubble_rate,bubble_over_ideal,peak_memory,reason");
+  CHECK(lines[1] == "zb-h2,4,8,0,,ok,1,96,27,24,24,0,0,7,");
+  CHECK(lines[2] == "zb-h2,4,4,0,,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*stages (got "
+                    "microbatches=4, stages=4)\"");
+  std::ostringstream html;
+  write_sweep_html(html, points, "--costs F=1");
+  CHECK(count(html.str(), "class=\"chart lines\"") == 2);
+  CHECK_THAT(html.str(), Catch::Contains("status-bad\">rejected</td>"));
+  CHECK_THAT(sweep_json(points), Catch::Contains("\"status\": \"rejected\""));
+}
