@@ -6,9 +6,9 @@
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
 #include "io/text_parse.hpp"
-#include "sim/limits.hpp"
 #include "model/calibrate.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <charconv>
 #include <cmath>

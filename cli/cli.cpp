@@ -2,10 +2,10 @@
 #include "cli/cli.hpp"
 
 #include "cli/commands.hpp"
-#include "sim/errors.hpp"
 #include "io/cost_file.hpp"
 #include "io/text_parse.hpp"
 #include "model/calibrate.hpp"
+#include "sim/errors.hpp"
 #include "sim/iterations.hpp"
 
 #include <cmath>

@@ -1,8 +1,8 @@
 // `ppsim list`, `ppsim simulate` and `ppsim compare`.
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
-#include "sim/errors.hpp"
 #include "schedules/registry.hpp"
+#include "sim/errors.hpp"
 #include "sim/task_graph.hpp"
 #include "viz/ascii.hpp"
 #include "viz/chrome_trace.hpp"

@@ -9,9 +9,9 @@
 #include "exec/plan.hpp"
 #include "exec/report.hpp"
 #include "io/atomic_file.hpp"
+#include "io/schedule_file.hpp"
 #include "model/calibrate.hpp"
 #include "sim/errors.hpp"
-#include "io/schedule_file.hpp"
 #include "viz/chrome_trace.hpp"
 
 #include <fmt/format.h>

@@ -7,12 +7,12 @@
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
 #include "io/baseline_file.hpp"
+#include "io/json_text.hpp"
+#include "io/schedule_file.hpp"
+#include "io/text_parse.hpp"
 #include "run/check.hpp"
 #include "run/sweep.hpp"
 #include "sim/errors.hpp"
-#include "io/schedule_file.hpp"
-#include "io/text_parse.hpp"
-#include "io/json_text.hpp"
 #include "viz/sweep.hpp"
 
 #include <limits>

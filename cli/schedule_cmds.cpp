@@ -1,9 +1,8 @@
 // `ppsim validate FILE` and `ppsim export`: checking and writing schedule files.
 #include "cli/commands.hpp"
-
 #include "io/atomic_file.hpp"
-#include "sim/errors.hpp"
 #include "io/schedule_file.hpp"
+#include "sim/errors.hpp"
 #include "sim/simulator.hpp"
 #include "sim/validate.hpp"
 

@@ -409,7 +409,7 @@ Timeline build_timeline(const Schedule& schedule, const ExecPlan& plan,
         const int from = producer[part_index(m.part, schedule.stages())];
         const Ticks send = tl.runs[ix(from)].end;
         const Ticks arrive = std::max(send, seconds_to_ticks(arrival[part_index(m.part, schedule.stages())]));
-        tl.comms.push_back(CommEvent{from, run_of[ix(d)][i], send, arrive});
+        tl.comms.push_back(CommEvent{from, run_of[ix(d)][i], send, arrive, m.part, m.to_stage});
       }
   }
   return tl;

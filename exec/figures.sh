@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measured vs predicted cost and bubble rate of `ppsim execute` at p = 2 (one core per rank),
-# as the Markdown rows of exec/README.md. Run it on an otherwise idle machine.
+# as the Markdown rows of the README's "Measured vs predicted" table. Run it on an otherwise idle machine.
 #
 #   exec/figures.sh build/dev/ppsim "256 256 2" "512 512 2"
 set -euo pipefail

@@ -59,7 +59,7 @@ ExecPlan make_plan(const Schedule& schedule) {
             throw ScheduleError(fmt::format(
                 "device {} task {} ({}): needs {}, which no task produces", d, i,
                 to_string(task), part_text(p)));
-          const Message m{p, w.device, d};
+          const Message m{p, w.device, d, stage};
           dev.tasks[i].receives.push_back(m);
           auto& sends = plan.devices[ix(w.device)].tasks[ix(w.index)].sends;
           if (std::find(sends.begin(), sends.end(), m) == sends.end()) sends.push_back(m);

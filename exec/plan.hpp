@@ -14,12 +14,14 @@ namespace ppsim::exec {
 /// stages are on one device (the data is handed over in memory, not through MPI).
 struct Message {
   Part part;
-  int from{0};  ///< device that produces it
-  int to{0};    ///< device that consumes it
+  int from{0};      ///< device that produces it
+  int to{0};        ///< device that consumes it
+  int to_stage{0};  ///< the stage of the consumer that needs it
 
   friend bool operator==(const Message& a, const Message& b) {
     return a.part.kind == b.part.kind && a.part.stage == b.part.stage &&
-           a.part.microbatch == b.part.microbatch && a.from == b.from && a.to == b.to;
+           a.part.microbatch == b.part.microbatch && a.from == b.from && a.to == b.to &&
+           a.to_stage == b.to_stage;
   }
 };
 

@@ -53,7 +53,7 @@ ExecReport make_report(const Schedule& schedule, const ExecResult& result,
   r.predicted = run_schedule(schedule, result.costs);
   r.predicted.parameters.emplace_back("mode", "simulated");
   for (const Timeline& tl : result.iterations)
-    r.iteration_costs.push_back(measure(tl, schedule, r.predicted.costs).cost);
+    r.iteration_costs.push_back(measure(tl, r.predicted.costs).cost);
   r.reported_iteration = reported_iteration(r.iteration_costs);
   Run& m = r.measured;
   m.schedule = schedule;
@@ -66,7 +66,7 @@ ExecReport make_report(const Schedule& schedule, const ExecResult& result,
     m.timeline.devices = schedule.devices;
     m.timeline.device_begin.assign(ix(schedule.devices) + 1, 0);
   }
-  m.metrics = measure(m.timeline, schedule, m.costs);
+  m.metrics = measure(m.timeline, m.costs);
   m.parameters = r.predicted.parameters;
   m.parameters.back() = {"mode", fmt::format("measured (iteration {} of {})",
                                              r.reported_iteration + 1, result.iterations.size())};

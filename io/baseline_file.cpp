@@ -1,10 +1,10 @@
 // Reading, writing and comparing `ppsim.baseline/1` files.
 #include "io/baseline_file.hpp"
 
-#include "sim/errors.hpp"
 #include "io/detail/json_reader.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_file.hpp"
+#include "sim/errors.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,7 @@
 // Hand-written JSON text: string escaping, numbers, exact tick conversions.
 #include "io/json_text.hpp"
 
+
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>

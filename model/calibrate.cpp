@@ -1,9 +1,9 @@
 // Calibration: options, gradient check, timing of F/B/W/BW and the comm copy, the cost file.
-#include "sim/limits.hpp"
 #include "model/calibrate.hpp"
 
-#include "sim/errors.hpp"
 #include "io/text_parse.hpp"
+#include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <algorithm>
 #include <charconv>

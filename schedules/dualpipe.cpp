@@ -1,5 +1,5 @@
 // DualPipe and DualPipeV (DeepSeek-V3 report; deepseek-ai/DualPipe): pipelines of overlapped F&B.
-#include "schedules/registry.hpp"
+#include "schedules/detail/generators.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
@@ -143,8 +143,7 @@ void build_dualpipe(Schedule& s, int half_ranks) {
 // README: bubble (p/2-1)(F&B + BW - 3W), activation p+1 micro-batches per device. The peak
 // always holds; the bubble exactly at comm 0 when F = B >= W and F&B = F + BW, the proportions
 // of the README's figure (tests/schedules/dualpipe_test.cpp has what it is otherwise).
-Schedule make_dualpipe(const ScheduleSpec& spec) {
-  constexpr std::string_view name = "dualpipe";
+void check_dualpipe(std::string_view name, const ScheduleSpec& spec) {
   require_shape(name, spec);
   const int p = spec.devices, m = spec.microbatches;
   if (spec.chunks > 1)
@@ -152,12 +151,17 @@ Schedule make_dualpipe(const ScheduleSpec& spec) {
                                   "replicas per device (got chunks={})",
                                   name, spec.chunks));
   if (p % 2 != 0)
-    throw ConfigError(fmt::format("{}: needs an even number of stages (got stages={})", name, p));
+    throw ConfigError(fmt::format("{}: needs an even number of devices (got devices={})", name, p));
   if (m % 2 != 0 || m < 2 * p)
-    throw ConfigError(fmt::format("{}: needs microbatches even and >= 2*stages (got "
-                                  "microbatches={}, stages={})",
+    throw ConfigError(fmt::format("{}: needs microbatches even and >= 2*devices (got "
+                                  "microbatches={}, devices={})",
                                   name, m, p));
+}
 
+Schedule make_dualpipe(const ScheduleSpec& spec) {
+  constexpr std::string_view name = "dualpipe";
+  check_dualpipe(name, spec);
+  const int p = spec.devices, m = spec.microbatches;
   Schedule s = make_pipeline(std::string(name), p, m, vshape_placement(p));
   // Two routes, a replica each: stages 0..p-1 (devices 0..p-1) and p..2p-1 (devices p-1..0).
   std::vector<int> forward_route, reverse_route;
@@ -181,18 +185,22 @@ Schedule make_dualpipe(const ScheduleSpec& spec) {
 //       (4F6;3BW2) (3F7;4BW3) (4F7;3BW3) 4BW4 3BW4 4BW5 3BW5 4B6 3B6 4B7 3B7 4W6 3W6 4W7 3W7
 // README: bubble (p-1)(F&B + BW - 3W) with per-chunk costs (its PP = 2p stages), activation
 // 2p+1 chunks per device; both hold as for DualPipe.
-Schedule make_dualpipe_v(const ScheduleSpec& spec) {
-  constexpr std::string_view name = "dualpipe-v";
+void check_dualpipe_v(std::string_view name, const ScheduleSpec& spec) {
   require_shape(name, spec);
-  const int p = spec.devices, m = spec.microbatches;
   if (spec.chunks != 0 && spec.chunks != 2)
     throw ConfigError(fmt::format("{}: supports chunks=2 only, a V of two chunks per device "
                                   "(got chunks={})",
                                   name, spec.chunks));
-  if (m < 2 * p)
-    throw ConfigError(fmt::format("{}: needs microbatches >= 2*stages (got microbatches={}, "
-                                  "stages={})",
-                                  name, m, p));
+  if (spec.microbatches < 2 * spec.devices)
+    throw ConfigError(fmt::format("{}: needs microbatches >= 2*devices (got microbatches={}, "
+                                  "devices={})",
+                                  name, spec.microbatches, spec.devices));
+}
+
+Schedule make_dualpipe_v(const ScheduleSpec& spec) {
+  constexpr std::string_view name = "dualpipe-v";
+  check_dualpipe_v(name, spec);
+  const int p = spec.devices, m = spec.microbatches;
   Schedule s = make_pipeline(std::string(name), p, m, vshape_placement(p));
   build_dualpipe(s, p);
   return s;

@@ -1,8 +1,8 @@
 // Looped schedules on Megatron's loop placement: interleaved 1F1B and breadth-first looped.
-#include "sim/limits.hpp"
+#include "schedules/detail/generators.hpp"
 #include "schedules/detail/one_f_one_b.hpp"
-#include "schedules/registry.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -13,35 +13,34 @@ namespace {
 
 std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
-// The chunks v of a looped schedule (0 = the default 2), checked, with the size of the result.
-int looped_chunks(std::string_view name, const ScheduleSpec& spec) {
-  const int v = spec.chunks == 0 ? 2 : spec.chunks;
+// The chunks v of a looped schedule (0 = the default 2).
+int looped_chunks(const ScheduleSpec& spec) { return spec.chunks == 0 ? 2 : spec.chunks; }
+
+void check_chunks(std::string_view name, const ScheduleSpec& spec, bool groups_of_p_at_v1) {
+  require_shape(name, spec);
+  const int v = looped_chunks(spec);
   if (v < 1 || v > 64)
     throw ConfigError(
         fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
   if (static_cast<long long>(v) * spec.devices * spec.microbatches > limits::kMaxStageMicrobatches)
-    throw ConfigError(fmt::format("{}: stages={} x chunks={} x microbatches={} is too large to "
+    throw ConfigError(fmt::format("{}: devices={} x chunks={} x microbatches={} is too large to "
                                   "simulate",
                                   name, spec.devices, v, spec.microbatches));
-  return v;
-}
-
-void require_groups_of_p(std::string_view name, const ScheduleSpec& spec, int v) {
-  if (spec.microbatches % spec.devices != 0)
-    throw ConfigError(fmt::format("{}: needs microbatches % stages == 0 (got microbatches={}, "
-                                  "stages={}, chunks={})",
+  if ((v > 1 || groups_of_p_at_v1) && spec.microbatches % spec.devices != 0)
+    throw ConfigError(fmt::format("{}: needs microbatches % devices == 0 (got microbatches={}, "
+                                  "devices={}, chunks={})",
                                   name, spec.microbatches, spec.devices, v));
 }
 
-// Per device, the stages it holds in the order the route meets them: [d][c] is chunk c of d.
-std::vector<std::vector<int>> stages_by_chunk(const Schedule& s) {
-  const Topology topo(s);
-  std::vector<std::vector<int>> out(at(s.devices));
-  for (int stage : s.routes.front()) out[at(topo.device_of(stage))].push_back(stage);
-  return out;
-}
-
 } // namespace
+
+// NOTE: with one chunk Megatron runs its non-interleaved 1F1B, which needs no groups of p.
+void check_interleaved(std::string_view name, const ScheduleSpec& spec) {
+  check_chunks(name, spec, false);
+}
+void check_looped_bfs(std::string_view name, const ScheduleSpec& spec) {
+  check_chunks(name, spec, true);
+}
 
 // Interleaved 1F1B (Megatron-LM's virtual pipeline; Narayanan et al., SC 2021, fig. 4),
 // p = 4, v = 2, m = 8, loop placement (device d holds stages d and 4+d). Megatron walks
@@ -58,18 +57,17 @@ std::vector<std::vector<int>> stages_by_chunk(const Schedule& s) {
 // clamped formula for every m, so at m == p the later devices still alternate F and BW.
 Schedule make_interleaved_1f1b(const ScheduleSpec& spec) {
   constexpr std::string_view name = "interleaved-1f1b";
-  require_shape(name, spec);
-  const int v = looped_chunks(name, spec);
+  check_interleaved(name, spec);
+  const int v = looped_chunks(spec);
   const int p = spec.devices, m = spec.microbatches;
   if (v == 1)
     return build_1f1b_family(std::string(name), p, m,
                              {.warmup = [](int pp, int d) { return pp - d; },
                               .w_delay = [](int, int) { return 0; },
                               .split = false});
-  require_groups_of_p(name, spec, v);
 
   Schedule s = make_pipeline(std::string(name), p, m, loop_placement(p, v));
-  const auto chunk_stage = stages_by_chunk(s);
+  const Topology topo(s);
   const int total = v * m;  // virtual micro-batches per device
   for (int d = 0; d < p; ++d) {
     auto& out = s.order[at(d)];
@@ -80,7 +78,7 @@ Schedule make_interleaved_1f1b(const ScheduleSpec& spec) {
       int chunk = in_group / p;
       if (kind != Kind::F) chunk = v - 1 - chunk;
       const int mb = (k / (p * v)) * p + in_group % p;
-      return Task::make(kind, chunk_stage[at(d)][at(chunk)], mb);
+      return Task::make(kind, topo.device_stages(d)[at(chunk)], mb);
     };
     const int warmup = std::min(2 * (p - 1 - d) + (v - 1) * p, total);
     // warm-up: forwards only
@@ -108,23 +106,22 @@ Schedule make_interleaved_1f1b(const ScheduleSpec& spec) {
 // early and a whole chunk's all-reduce overlaps the remaining backwards.
 Schedule make_looped_bfs(const ScheduleSpec& spec) {
   constexpr std::string_view name = "looped-bfs";
-  require_shape(name, spec);
-  const int v = looped_chunks(name, spec);
+  check_looped_bfs(name, spec);
+  const int v = looped_chunks(spec);
   const int p = spec.devices, m = spec.microbatches;
-  require_groups_of_p(name, spec, v);
 
   Schedule s = make_pipeline(std::string(name), p, m, loop_placement(p, v));
-  const auto chunk_stage = stages_by_chunk(s);
+  const Topology topo(s);
   for (int d = 0; d < p; ++d) {
     auto& out = s.order[at(d)];
     out.reserve(at(2 * v * m));
     // forward: breadth first, chunk by chunk
     for (int c = 0; c < v; ++c)
-      for (int j = 0; j < m; ++j) out.push_back(Task::make(Kind::F, chunk_stage[at(d)][at(c)], j));
+      for (int j = 0; j < m; ++j) out.push_back(Task::make(Kind::F, topo.device_stages(d)[at(c)], j));
     // backward: breadth first, last chunk first
     for (int c = v - 1; c >= 0; --c)
       for (int j = 0; j < m; ++j)
-        out.push_back(Task::make(Kind::BW, chunk_stage[at(d)][at(c)], j));
+        out.push_back(Task::make(Kind::BW, topo.device_stages(d)[at(c)], j));
   }
   return s;
 }

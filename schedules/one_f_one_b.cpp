@@ -1,7 +1,6 @@
 // GPipe and 1F1B (PipeDream-flush), and the builder the zero-bubble handcrafted schedules share.
+#include "schedules/detail/generators.hpp"
 #include "schedules/detail/one_f_one_b.hpp"
-
-#include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
@@ -52,7 +51,9 @@ Schedule make_gpipe(const ScheduleSpec& spec) {
 //   rank1: F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7
 //   rank2: F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 F6 B5 F7 B6 B7
 //   rank3: F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7
-// (B here is the fused BW.) Warm-up p-1-d forwards, then 1F1B, then the cool-down backwards.
+// (B here is the fused BW.) Warm-up p-1-d forwards, then 1F1B (one F, one BW), then the cool-down
+// backwards. NOTE: the builder counts the steady state's first F with the warm-up, so it asks
+// for p-d forwards before the first backward.
 Schedule make_1f1b(const ScheduleSpec& spec) {
   require_single_chunk_shape("1f1b", spec);
   return build_1f1b_family("1f1b", spec.devices, spec.microbatches,

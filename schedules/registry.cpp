@@ -1,8 +1,9 @@
 // The table of schedules.
-#include "sim/limits.hpp"
 #include "schedules/registry.hpp"
 
+#include "schedules/detail/generators.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <array>
 #include <fmt/format.h>
@@ -13,49 +14,49 @@ std::span<const ScheduleInfo> schedule_registry() {
   // NOTE: std::to_array deduces the size, so adding a row needs no count kept in step.
   static const auto table = std::to_array<ScheduleInfo>({
       {"gpipe", {}, "m >= 1", "all forwards, then all fused backwards (BW)",
-       "Huang et al., GPipe, NeurIPS 2019", &make_gpipe},
+       "Huang et al., GPipe, NeurIPS 2019", &require_single_chunk_shape, &make_gpipe},
       {"1f1b", {"1F1B"}, "m >= 1 (warm-up clamped to m)",
        "warm-up p-1-d F, then one F one BW, then cool-down (PipeDream-flush)",
-       "Narayanan et al., PipeDream-2BW / Megatron-LM 2021", &make_1f1b},
+       "Narayanan et al., PipeDream-2BW / Megatron-LM 2021", &require_single_chunk_shape, &make_1f1b},
       {"interleaved-1f1b", {"1f1b-i"}, "m % p == 0 for v >= 2 (v = chunks, default 2)",
        "Megatron's virtual pipeline: v chunks per device in a loop, 1F1B over them",
        "Narayanan et al., Efficient Large-Scale Language Model Training, SC 2021",
-       &make_interleaved_1f1b},
+       &check_interleaved, &make_interleaved_1f1b},
       {"looped-bfs", {}, "m % p == 0 (v = chunks, default 2)",
        "breadth-first looped: all micro-batches through each chunk in turn, BW in reverse",
-       "Lamy-Poirier, Breadth-First Pipeline Parallelism, MLSys 2023", &make_looped_bfs},
+       "Lamy-Poirier, Breadth-First Pipeline Parallelism, MLSys 2023", &check_looped_bfs, &make_looped_bfs},
       {"zb-h1", {"zbh1"}, "m >= 1",
        "1F1B with B and W split and W deferred to fill the cool-down; memory as 1F1B",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3", &make_zb_h1},
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3", &require_single_chunk_shape, &make_zb_h1},
       {"zb-h2", {"zbh2"}, "m >= 2p",
        "2(p-1-d) extra warm-up F and deferred W: zero bubble at (2p-1) M_B",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3", &make_zb_h2},
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3", &check_zb_h2, &make_zb_h2},
       {"zb-auto", {}, "memory limit >= one micro-batch's M_B per device (default p M_B)",
        "automatic zero-bubble schedule under --mem-limit: the paper's greedy, searched further",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1, App. G", &make_zb_auto},
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1, App. G", &require_single_chunk_shape, &make_zb_auto},
       {"zb-1p", {"zb1p"}, "m >= 1",
        "zb-auto with the memory limit of 1F1B, p M_B (--mem-limit does not apply)",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &make_zb_1p},
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &require_single_chunk_shape, &make_zb_1p},
       {"zb-2p", {"zb2p"}, "m >= 1",
        "zb-auto with twice 1F1B's memory limit, 2p M_B (--mem-limit does not apply)",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &make_zb_2p},
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &require_single_chunk_shape, &make_zb_2p},
       {"zb-v", {"zbv"}, "m >= 1 (full pattern from m >= 2p-1); chunks 2",
        "V-shape, 2 chunks, greedy under p M_B (or --mem-limit): zero bubble when F = B = W",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 6", &make_zb_v},
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 6", &check_v_shape, &make_zb_v},
       {"v-half", {"vhalf"}, "m >= 1; chunks 2",
        "V-shape building block at about half of 1F1B's activation memory",
-       "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024", &make_v_half},
+       "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024", &check_v_shape, &make_v_half},
       {"v-min", {"vmin"}, "m >= 1; chunks 2",
        "V-shape building block at about a third of 1F1B's activation memory",
-       "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024", &make_v_min},
+       "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024", &check_v_shape, &make_v_min},
       {"dualpipe", {}, "p even, m even, m >= 2p",
        "two replicas fed from both ends, overlapped F&B pairs, split W in the cool-down",
        "DeepSeek-AI, DeepSeek-V3 Technical Report 2024, sec. 3.2.1; deepseek-ai/DualPipe",
-       &make_dualpipe},
+       &check_dualpipe, &make_dualpipe},
       {"dualpipe-v", {"dualpipev"}, "m >= 2p",
        "DualPipe cut in half: one replica on a V of 2 chunks per device, overlapped F&B",
        "Sea AI Lab, cut-in-half DualPipe 2025; deepseek-ai/DualPipe (DualPipeV)",
-       &make_dualpipe_v},
+       &check_dualpipe_v, &make_dualpipe_v},
   });
   return table;
 }
@@ -80,13 +81,13 @@ std::string schedule_names() {
 
 void require_shape(std::string_view name, const ScheduleSpec& spec) {
   if (spec.devices < 1)
-    throw ConfigError(fmt::format("{}: needs stages >= 1 (got stages={})", name, spec.devices));
+    throw ConfigError(fmt::format("{}: needs devices >= 1 (got devices={})", name, spec.devices));
   if (spec.microbatches < 1)
     throw ConfigError(
         fmt::format("{}: needs microbatches >= 1 (got microbatches={})", name, spec.microbatches));
   if (spec.devices > limits::kMaxDevices || spec.microbatches > limits::kMaxMicrobatches ||
       static_cast<long long>(spec.devices) * spec.microbatches > limits::kMaxStageMicrobatches)
-    throw ConfigError(fmt::format("{}: stages={} x microbatches={} is too large to simulate", name,
+    throw ConfigError(fmt::format("{}: devices={} x microbatches={} is too large to simulate", name,
                                   spec.devices, spec.microbatches));
 }
 
@@ -94,6 +95,15 @@ void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec)
   require_shape(name, spec);
   if (spec.chunks > 1)
     throw ConfigError(fmt::format("{}: supports chunks=1 only (got chunks={})", name, spec.chunks));
+}
+
+std::string rejection(const ScheduleInfo& info, const ScheduleSpec& spec) {
+  try {
+    info.check(info.name, spec);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return {};
 }
 
 Schedule make_schedule(std::string_view name, const ScheduleSpec& spec) {

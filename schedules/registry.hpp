@@ -27,6 +27,8 @@ struct ScheduleInfo {
   std::string_view constraint;   ///< preconditions in words, for `ppsim list`
   std::string_view description;  ///< one line
   std::string_view reference;
+  /// Throws ConfigError naming the values when the generator does not support the shape.
+  void (*check)(std::string_view name, const ScheduleSpec&);
   Schedule (*make)(const ScheduleSpec&);
 };
 
@@ -45,25 +47,12 @@ struct ScheduleInfo {
 /// Comma-separated names, for error messages.
 [[nodiscard]] std::string schedule_names();
 
-// The generators (one file per family).
-[[nodiscard]] Schedule make_gpipe(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_1f1b(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_zb_h1(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_zb_h2(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_zb_auto(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_zb_1p(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_zb_2p(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_zb_v(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_v_half(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_v_min(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_interleaved_1f1b(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_looped_bfs(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_dualpipe(const ScheduleSpec& spec);
-[[nodiscard]] Schedule make_dualpipe_v(const ScheduleSpec& spec);
-
-/// Throws ConfigError `NAME: needs devices >= 1 (got devices=0)` style messages.
-void require_shape(std::string_view name, const ScheduleSpec& spec);
-/// require_shape, and one stage per device: `NAME: supports chunks=1 only (got chunks=2)`.
-void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec);
+/// Whether the schedule's generator accepts the shape: empty when it does, else the reason it
+/// refuses, as make_schedule would say it (`zb-h2: needs microbatches >= 2*devices (got ...)`).
+/// Checks the shape only: a memory limit can still be infeasible.
+[[nodiscard]] std::string rejection(const ScheduleInfo& info, const ScheduleSpec& spec);
+[[nodiscard]] inline bool accepts(const ScheduleInfo& info, const ScheduleSpec& spec) {
+  return rejection(info, spec).empty();
+}
 
 } // namespace ppsim

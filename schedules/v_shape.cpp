@@ -1,7 +1,7 @@
 // V-shape schedules on two chunks per device: ZB-V (Qi et al., ICLR 2024, sec. 6) and V-Half /
 // V-Min (Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024).
+#include "schedules/detail/generators.hpp"
 #include "schedules/detail/greedy.hpp"
-#include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
@@ -13,18 +13,18 @@
 
 namespace ppsim {
 
-namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
-std::size_t ix(long long i) { return static_cast<std::size_t>(i); }
-
-void require_v_shape(std::string_view name, const ScheduleSpec& spec) {
+void check_v_shape(std::string_view name, const ScheduleSpec& spec) {
   require_shape(name, spec);
   if (spec.chunks != 0 && spec.chunks != 2)
     throw ConfigError(
         fmt::format("{}: needs chunks = 2, a V of two stages per device (got chunks={})", name,
                     spec.chunks));
 }
+
+namespace {
+
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+std::size_t ix(long long i) { return static_cast<std::size_t>(i); }
 
 CostModel costs_for(const ScheduleSpec& spec, const Schedule& skeleton) {
   static const CostSpec unit{};
@@ -278,10 +278,6 @@ Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
   const int p = spec.devices, m = spec.microbatches;
   Schedule s = make_pipeline(std::string(name), p, m, vshape_placement(p));
   const Topology topo(s);
-  // the device's stage of each chunk, from the placement
-  std::vector<std::array<int, 2>> stage_of(ix(p), {-1, -1});
-  for (int st = 0; st < s.stages(); ++st)
-    stage_of[ix(topo.device_of(st))][ix(topo.chunk_of(st))] = st;
 
   Blocks blocks(ix(p));
   for (int d = 0; d < p; ++d) {
@@ -307,7 +303,7 @@ Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
     std::sort(tasks.begin(), tasks.end());
     for (const auto& [slot, t, j] : tasks)
       s.order[ix(d)].push_back(
-          Task::make(kKind[ix(t)], stage_of[ix(d)][ix(kChunk[ix(t)])], j));
+          Task::make(kKind[ix(t)], topo.device_stages(d)[ix(kChunk[ix(t)])], j));
   }
   return s;
 }
@@ -323,7 +319,7 @@ Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
 // NOTE: any m >= 1 is accepted; below 2p-1 micro-batches the warm-up is shorter than the full
 // pattern and some bubble remains.
 Schedule make_zb_v(const ScheduleSpec& spec) {
-  require_v_shape("zb-v", spec);
+  check_v_shape("zb-v", spec);
   const int p = spec.devices, m = spec.microbatches;
   const Schedule skeleton = make_pipeline("zb-v", p, m, vshape_placement(p));
   const CostModel costs = costs_for(spec, skeleton);
@@ -348,7 +344,7 @@ Schedule make_zb_v(const ScheduleSpec& spec) {
 //   rank0: 0F0 0F1 0F2 0F3 0F4 7F0 7B0 7W0 7F1 7B1 7W1 7F2 0B0 7B2 7W2 7F3 0W0 0F5 ...
 //   rank3: 3F0 4F0 3F1 4F1 3F2 4F2 4B0 4W0 3B0 3W0 3F3 4F3 4B1 4W1 3B1 3W1 3F4 4F4 ...
 Schedule make_v_half(const ScheduleSpec& spec) {
-  require_v_shape("v-half", spec);
+  check_v_shape("v-half", spec);
   return build_from_blocks("v-half", spec, v_half_block(spec.devices));
 }
 
@@ -357,7 +353,7 @@ Schedule make_v_half(const ScheduleSpec& spec) {
 //   rank0: 0F0 0F1 0F2 7F0 7B0 7W0 7F1 7B1 7W1 0B0 0W0 0F3 7F2 7B2 0B1 7W2 0W1 0F4 ...
 //   rank3: 3F0 4F0 3F1 4F1 4B0 3B0 4W0 3W0 3F2 4F2 4B1 3B1 4W1 3W1 3F3 4F3 4B2 3B2 ...
 Schedule make_v_min(const ScheduleSpec& spec) {
-  require_v_shape("v-min", spec);
+  check_v_shape("v-min", spec);
   return build_from_blocks("v-min", spec, v_min_block(spec.devices));
 }
 

@@ -1,7 +1,7 @@
 // The automatic zero-bubble scheduler (zb-auto, zb-1p, zb-2p) and the greedy machinery it shares
 // with zb-v: Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1 and App. G.
+#include "schedules/detail/generators.hpp"
 #include "schedules/detail/greedy.hpp"
-#include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/simulator.hpp"
 
@@ -23,17 +23,6 @@ constexpr double kEps = 1e-9;
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
-// Stages of each device, in the order a micro-batch meets them.
-std::vector<std::vector<int>> stages_by_device(const Schedule& s, const Topology& topo) {
-  std::vector<std::vector<int>> out(ix(s.devices));
-  for (int st = 0; st < s.stages(); ++st) out[ix(topo.device_of(st))].push_back(st);
-  for (auto& v : out)
-    std::sort(v.begin(), v.end(), [&](int a, int b) {
-      return topo.model_position(a) < topo.model_position(b);
-    });
-  return out;
-}
-
 // The greedy list scheduler. Devices decide in (time, device) order; a device knows the arrival
 // of every result already scheduled and a lower bound on the rest.
 class Greedy {
@@ -44,7 +33,10 @@ public:
     P_ = s_.devices;
     S_ = s_.stages();
     M_ = s_.microbatches;
-    dev_stages_ = stages_by_device(s_, topo_);
+    for (int d = 0; d < P_; ++d) {
+      const auto st = topo_.device_stages(d);
+      dev_stages_.emplace_back(st.begin(), st.end());
+    }
     reserve_.assign(ix(S_), 0.0);
     for (const auto& v : dev_stages_)
       for (std::size_t i = 0; i < v.size(); ++i)
@@ -359,7 +351,7 @@ std::optional<Evaluated> evaluate(const Schedule& schedule, const CostModel& cos
   } catch (const ScheduleError&) {
     return std::nullopt;
   }
-  Metrics m = measure(tl, schedule, costs);
+  Metrics m = measure(tl, costs);
   for (const auto& d : m.per_device)
     if (d.peak_memory > limit + kEps) return std::nullopt;
   return Evaluated{schedule, std::move(m)};

@@ -1,6 +1,6 @@
 // The zero-bubble paper's handcrafted schedules ZB-H1 and ZB-H2 (Qi et al., ICLR 2024, sec. 3).
+#include "schedules/detail/generators.hpp"
 #include "schedules/detail/one_f_one_b.hpp"
-#include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
 #include <fmt/format.h>
@@ -25,12 +25,16 @@ Schedule make_zb_h1(const ScheduleSpec& spec) {
 // warm-up: zero bubble at (2p-1) M_B on device 0.
 //   d0: F0 F1 F2 F3 F4 F5 F6 B0 W0 F7 B1 W1 ...
 //   d3: F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 W0 F7 B7 W1 ... W7
-Schedule make_zb_h2(const ScheduleSpec& spec) {
-  require_single_chunk_shape("zb-h2", spec);
+void check_zb_h2(std::string_view name, const ScheduleSpec& spec) {
+  require_single_chunk_shape(name, spec);
   if (spec.microbatches < 2 * spec.devices)
-    throw ConfigError(fmt::format("zb-h2: needs microbatches >= 2*stages (got microbatches={}, "
-                                  "stages={})",
-                                  spec.microbatches, spec.devices));
+    throw ConfigError(fmt::format("{}: needs microbatches >= 2*devices (got microbatches={}, "
+                                  "devices={})",
+                                  name, spec.microbatches, spec.devices));
+}
+
+Schedule make_zb_h2(const ScheduleSpec& spec) {
+  check_zb_h2("zb-h2", spec);
   return build_1f1b_family("zb-h2", spec.devices, spec.microbatches,
                            {.warmup = [](int p, int d) { return 2 * (p - d) - 1; },
                             .w_delay = [](int, int d) { return 2 * d; },

@@ -1,9 +1,9 @@
 // K training iterations through the engine: the repeated schedule, the optimizer-step pauses,
 // the all-reduce barriers, and the steady-state iteration time.
-#include "sim/limits.hpp"
 #include "sim/iterations.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
 

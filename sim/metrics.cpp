@@ -28,6 +28,19 @@ Deltas task_deltas(const Task& t, const CostModel& costs) {
   return d;
 }
 
+template <class Fn> void for_each_memory_step(const TaskRun& r, const CostModel& costs, double& level,
+                                              Fn&& step) {
+  const Deltas dl = task_deltas(r.task, costs);
+  if (dl.up != 0) {
+    level += dl.up;
+    step(r.start, level);
+  }
+  if (dl.down != 0) {
+    level += dl.down;
+    step(r.end, level);
+  }
+}
+
 } // namespace
 
 std::vector<std::vector<MemoryPoint>> memory_series(const Timeline& tl, const CostModel& costs) {
@@ -36,23 +49,14 @@ std::vector<std::vector<MemoryPoint>> memory_series(const Timeline& tl, const Co
     auto& series = out[static_cast<std::size_t>(d)];
     double level = 0;
     series.push_back(MemoryPoint{0, 0.0});
-    for (const TaskRun& r : tl.device_runs(d)) {
-      const Deltas dl = task_deltas(r.task, costs);
-      if (dl.up != 0) {
-        level += dl.up;
-        series.push_back(MemoryPoint{r.start, tidy(level)});
-      }
-      if (dl.down != 0) {
-        level += dl.down;
-        series.push_back(MemoryPoint{r.end, tidy(level)});
-      }
-    }
+    for (const TaskRun& r : tl.device_runs(d))
+      for_each_memory_step(r, costs, level,
+                           [&](Ticks t, double v) { series.push_back(MemoryPoint{t, tidy(v)}); });
   }
   return out;
 }
 
-Metrics measure(const Timeline& tl, const Schedule& schedule, const CostModel& costs) {
-  (void)schedule;
+Metrics measure(const Timeline& tl, const CostModel& costs) {
   Metrics m;
   Ticks first = std::numeric_limits<Ticks>::max(), last = std::numeric_limits<Ticks>::min();
   Ticks total_busy = 0;
@@ -63,10 +67,7 @@ Metrics measure(const Timeline& tl, const Schedule& schedule, const CostModel& c
     double level = 0, peak = 0;
     for (const TaskRun& r : runs) {
       dm.busy += r.end - r.start;
-      const Deltas dl = task_deltas(r.task, costs);
-      level += dl.up;
-      peak = std::max(peak, level);
-      level += dl.down;
+      for_each_memory_step(r, costs, level, [&](Ticks, double v) { peak = std::max(peak, v); });
     }
     if (!runs.empty()) {
       dm.span = runs.back().end - runs.front().start;

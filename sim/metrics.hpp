@@ -30,9 +30,8 @@ struct Metrics {
   std::vector<DeviceMetrics> per_device;
 };
 
-///   Metrics m = measure(simulate(s, costs), s, costs);
-[[nodiscard]] Metrics measure(const Timeline& timeline, const Schedule& schedule,
-                              const CostModel& costs);
+///   Metrics m = measure(simulate(s, costs), costs);
+[[nodiscard]] Metrics measure(const Timeline& timeline, const CostModel& costs);
 
 /// A step of a device's activation memory: from `time` on it holds `value` M_B.
 struct MemoryPoint {

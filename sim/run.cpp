@@ -13,7 +13,7 @@ Run run_schedule(Schedule schedule, const CostSpec& costs) {
   Run run;
   run.costs = cost_model_for(costs, schedule);
   run.timeline = simulate(schedule, run.costs);
-  run.metrics = measure(run.timeline, schedule, run.costs);
+  run.metrics = measure(run.timeline, run.costs);
   run.parameters = {
       {"schedule", schedule.name},
       {"devices", fmt::format("{}", schedule.devices)},

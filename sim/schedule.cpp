@@ -1,6 +1,7 @@
 // Placement helpers and the topology of a schedule.
 #include "sim/schedule.hpp"
 
+
 #include <algorithm>
 
 namespace ppsim {
@@ -74,6 +75,24 @@ Topology::Topology(const Schedule& schedule)
         model_position_[idx(s)] = static_cast<int>(k);
       }
     }
+  }
+  // Stages by device (CSR), each device's in model order.
+  const int P = std::max(0, schedule.devices);
+  device_stage_begin_.assign(idx(P) + 1, 0);
+  for (int s = 0; s < stages_; ++s) {
+    const int d = schedule.stage_device[idx(s)];
+    if (d >= 0 && d < P) ++device_stage_begin_[idx(d) + 1];
+  }
+  for (int d = 0; d < P; ++d) device_stage_begin_[idx(d) + 1] += device_stage_begin_[idx(d)];
+  device_stage_list_.resize(idx(device_stage_begin_[idx(P)]));
+  std::vector<int> fill(device_stage_begin_.begin(), device_stage_begin_.end() - 1);
+  std::vector<int> by_position(idx(stages_));
+  for (int s = 0; s < stages_; ++s) by_position[idx(s)] = s;
+  std::stable_sort(by_position.begin(), by_position.end(),
+                   [&](int a, int b) { return model_position_[idx(a)] < model_position_[idx(b)]; });
+  for (const int s : by_position) {
+    const int d = schedule.stage_device[idx(s)];
+    if (d >= 0 && d < P) device_stage_list_[idx(fill[idx(d)]++)] = s;
   }
 }
 

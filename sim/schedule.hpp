@@ -3,6 +3,7 @@
 
 #include "sim/task.hpp"
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,12 @@ public:
   [[nodiscard]] int chunk_of(int stage) const {
     return schedule_->devices > 0 ? model_position(stage) / schedule_->devices : 0;
   }
+  /// The stages device d holds, in the order the model meets them: [c] is its chunk c.
+  [[nodiscard]] std::span<const int> device_stages(int device) const {
+    const auto b = idx(device_stage_begin_[idx(device)]);
+    const auto e = idx(device_stage_begin_[idx(device) + 1]);
+    return std::span<const int>(device_stage_list_).subspan(b, e - b);
+  }
   [[nodiscard]] int stages() const { return stages_; }
   [[nodiscard]] int chunks() const { return chunks_; }
 
@@ -77,6 +84,8 @@ private:
   int chunks_;
   std::vector<int> position_;
   std::vector<int> model_position_;
+  std::vector<int> device_stage_begin_;  ///< CSR over device_stage_list_
+  std::vector<int> device_stage_list_;
 };
 
 } // namespace ppsim

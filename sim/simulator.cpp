@@ -136,20 +136,27 @@ Timeline simulate_core(const Schedule& schedule, const CostModel& costs, const S
     bool blocked = false;
     // The cross-device inputs, remembered so their messages are recorded without a second walk
     // of the dependencies (an FB has at most three inputs).
-    std::array<const PartState*, 4> crossing{};
+    struct Crossing {
+      const PartState* state;
+      Part part;
+      int to_stage;
+    };
+    std::array<Crossing, 4> crossing{};
     std::size_t n_crossing = 0;
-    for_each_dependency(topo, run.task, [&](const Part& q) {
-      if (blocked) return;
-      PartState& st = part[index(q)];
-      if (st.done < 0) {
-        blocked = true;
-        next_waiter[ix(d)] = st.waiter;
-        st.waiter = d;
-        return;
-      }
-      const bool cross = topo.device_of(q.stage) != d;
-      if (cross) crossing[n_crossing++] = &st;
-      ready = std::max(ready, st.done + (cross ? costs.comm : 0));
+    for_each_half(run.task, [&](Kind kind, int stage, int mb) {
+      for_each_dependency_simple(topo, kind, stage, mb, [&](const Part& q) {
+        if (blocked) return;
+        PartState& st = part[index(q)];
+        if (st.done < 0) {
+          blocked = true;
+          next_waiter[ix(d)] = st.waiter;
+          st.waiter = d;
+          return;
+        }
+        const bool cross = topo.device_of(q.stage) != d;
+        if (cross) crossing[n_crossing++] = Crossing{&st, q, stage};
+        ready = std::max(ready, st.done + (cross ? costs.comm : 0));
+      });
     });
     if (blocked) return;
     if constexpr (kOptions) {
@@ -163,9 +170,11 @@ Timeline simulate_core(const Schedule& schedule, const CostModel& costs, const S
         ready = std::max(ready, barrier_release[ix(g)]);
       }
     }
-    for (std::size_t k = 0; k < n_crossing; ++k)
-      tl.comms.push_back(
-          CommEvent{crossing[k]->producer, r, crossing[k]->done, crossing[k]->done + costs.comm});
+    for (std::size_t k = 0; k < n_crossing; ++k) {
+      const Crossing& c = crossing[k];
+      tl.comms.push_back(CommEvent{c.state->producer, r, c.state->done,
+                                   c.state->done + costs.comm, c.part, c.to_stage});
+    }
     run.start = ready;
     run.end = ready + costs.duration(run.task);
     busy[ix(d)] = 1;

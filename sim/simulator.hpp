@@ -15,7 +15,8 @@ namespace ppsim {
 /// Throws ScheduleError when the schedule cannot progress, naming each device's blocked task,
 /// what it waits for, and a cycle of the task graph when there is one.
 ///
-///   Timeline t = simulate(make_schedule("1f1b", {4, 8}), cost_model_for(parse_costs("F=1"), s));
+///   const Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
+///   const Timeline t = simulate(s, cost_model_for(parse_costs("F=1"), s));
 [[nodiscard]] Timeline simulate(const Schedule& schedule, const CostModel& costs);
 
 /// Extensions of the engine (multi-iteration runs, sim/iterations.hpp). Per-run vectors are

@@ -1,6 +1,7 @@
 // The simulator's output: when every task ran, and the messages between devices.
 #pragma once
 
+#include "sim/dependencies.hpp"
 #include "sim/task.hpp"
 
 #include <span>
@@ -16,13 +17,15 @@ struct TaskRun {
   Ticks end{0};
 };
 
-/// A cross-device dependency: the result of run `from` sent at `send`, usable at `arrive` by
-/// run `to`.
+/// A cross-device dependency: the result `part` of run `from`, sent at `send`, usable at
+/// `arrive` by run `to`, whose half on stage `to_stage` needs it.
 struct CommEvent {
   int from{0};
   int to{0};
   Ticks send{0};
   Ticks arrive{0};
+  Part part;
+  int to_stage{0};
 };
 
 /// Runs are grouped by device in each device's execution order: device d owns

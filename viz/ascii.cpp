@@ -1,8 +1,8 @@
 // Text grid of a timeline: one row per device, one character per column of time.
 #include "viz/ascii.hpp"
 
-#include "sim/errors.hpp"
 #include "io/json_text.hpp"
+#include "sim/errors.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,6 @@
 // Chrome Trace Event Format writer, streamed by hand: millions of events without a JSON DOM.
 #include "viz/chrome_trace.hpp"
 
-#include "sim/dependencies.hpp"
 #include "io/json_text.hpp"
 
 #include <algorithm>
@@ -64,12 +63,6 @@ private:
     std::uint32_t idx;
     std::uint8_t rank;
     Type type;
-  };
-  // What a flow carries (a part) to which stage; found is false only for a foreign timeline.
-  struct FlowLabel {
-    Part part;
-    int to_stage{0};
-    bool found{false};
   };
   static bool before(const Ev& a, const Ev& b) {
     if (a.ts != b.ts) return a.ts < b.ts;
@@ -175,16 +168,6 @@ private:
       out_list_[o[ix(tl_.runs[ix(tl_.comms[c].from)].device)]++] = c;
       in_list_[i[ix(tl_.runs[ix(tl_.comms[c].to)].device)]++] = c;
     }
-    // Which of several messages between the same two runs a comm is (the simulator records
-    // them consecutively, in the order of the consumer's dependencies).
-    occurrence_.assign(tl_.comms.size(), 0);
-    for (std::size_t c = 1; c < tl_.comms.size(); ++c) {
-      const CommEvent& a = tl_.comms[c - 1];
-      const CommEvent& b = tl_.comms[c];
-      if (a.from == b.from && a.to == b.to) occurrence_[c] = occurrence_[c - 1] + 1;
-    }
-    flow_labels_.resize(tl_.comms.size());
-    for (std::uint32_t c = 0; c < tl_.comms.size(); ++c) flow_labels_[c] = flow_label(c);
   }
 
   void write_device(int d) {
@@ -279,46 +262,11 @@ private:
     b += "}}";
   }
 
-  // The part a comm carries and the consumer stage that needs it: the dependency of the
-  // consumer (in the simulator's order) that crosses devices and that the producer made.
-  [[nodiscard]] FlowLabel flow_label(std::uint32_t c) const {
-    const CommEvent& comm = tl_.comms[c];
-    const TaskRun& prod = tl_.runs[ix(comm.from)];
-    const TaskRun& cons = tl_.runs[ix(comm.to)];
-    int seen = 0;
-    FlowLabel label;
-    const auto half = [&](Kind kind, int stage, int mb) {
-      for_each_dependency_simple(topo_, kind, stage, mb, [&](const Part& q) {
-        if (label.found || topo_.device_of(q.stage) == cons.device) return;
-        bool made = false;
-        for_each_product(prod.task, [&](const Part& x) {
-          made = made || (x.kind == q.kind && x.stage == q.stage && x.microbatch == q.microbatch);
-        });
-        if (!made || seen++ != occurrence_[c]) return;
-        label = FlowLabel{q, stage, true};
-      });
-    };
-    const Task& t = cons.task;
-    if (t.kind == Kind::FB) {
-      half(Kind::F, t.stage, t.microbatch);
-      half(t.kind2, t.stage2, t.microbatch2);
-    } else {
-      half(t.kind, t.stage, t.microbatch);
-    }
-    return label;
-  }
-
   void append_flow_name(std::string& b, std::uint32_t c) const {
-    const FlowLabel& label = flow_labels_[c];
-    if (!label.found) {  // not reachable for a timeline of the simulator; keep it readable
-      b += to_string(tl_.runs[ix(tl_.comms[c].from)].task);
-      b += " -> ";
-      b += to_string(tl_.runs[ix(tl_.comms[c].to)].task);
-      return;
-    }
-    append_part_name(b, label.part.kind, label.part.stage, label.part.microbatch);
+    const CommEvent& comm = tl_.comms[c];
+    append_part_name(b, comm.part.kind, comm.part.stage, comm.part.microbatch);
     b += " -> stage ";
-    append_int(b, label.to_stage);
+    append_int(b, comm.to_stage);
   }
 
   void write_flow(std::uint32_t c, bool start) {
@@ -367,8 +315,6 @@ private:
   bool multi_chunk_;
   bool first_event_{true};
   std::vector<std::uint32_t> out_begin_, in_begin_, out_list_, in_list_;
-  std::vector<int> occurrence_;
-  std::vector<FlowLabel> flow_labels_;
   std::vector<std::vector<MemoryPoint>> memory_;
   std::vector<Ev> events_;
 };

@@ -1,6 +1,7 @@
 // Metrics as JSON and as text tables.
 #include "viz/metrics_json.hpp"
 
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

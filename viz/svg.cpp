@@ -1,8 +1,8 @@
 // SVG writers: the timeline of a run and the charts of the HTML reports, as deterministic text.
 #include "viz/svg.hpp"
 
-#include "sim/schedule.hpp"
 #include "io/json_text.hpp"
+#include "sim/schedule.hpp"
 #include "viz/metrics_json.hpp"
 
 #include <algorithm>

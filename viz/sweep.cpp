@@ -1,8 +1,8 @@
 // Sweep grids and their writers.
 #include "viz/sweep.hpp"
 
-#include "viz/html_report.hpp"
 #include "io/json_text.hpp"
+#include "viz/html_report.hpp"
 #include "viz/svg.hpp"
 
 #include <algorithm>

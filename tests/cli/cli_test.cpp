@@ -110,9 +110,9 @@ TEST_CASE("bad values exit 3 and say where and what", "[cli]") {
     const char* message;
   };
   const Case cases[] = {
-      {{"simulate", "-s", "1f1b", "-p", "0", "-m", "8"}, "1f1b: needs stages >= 1 (got stages=0)"},
+      {{"simulate", "-s", "1f1b", "-p", "0", "-m", "8"}, "1f1b: needs devices >= 1 (got devices=0)"},
       {{"simulate", "-s", "1f1b", "-p", "4", "-m", "0"}, "needs microbatches >= 1 (got microbatches=0)"},
-      {{"simulate", "-s", "zb-h2", "-p", "4", "-m", "7"}, "zb-h2: needs microbatches >= 2*stages (got microbatches=7, stages=4)"},
+      {{"simulate", "-s", "zb-h2", "-p", "4", "-m", "7"}, "zb-h2: needs microbatches >= 2*devices (got microbatches=7, devices=4)"},
       {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=-1"}, "--costs F: expected a finite number >= 0, got -1"},
       {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=nan"}, "--costs F"},
       {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "Q=1"}, "unknown key 'Q'"},

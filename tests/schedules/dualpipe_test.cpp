@@ -46,20 +46,20 @@ TEST_CASE("dualpipe schedules run each task once, validate and simulate for many
   if (name == "dualpipe" && p % 2 != 0) {
     CHECK_THROWS_MATCHES(
         make_schedule(name, spec), ConfigError,
-        Catch::Message(fmt::format("dualpipe: needs an even number of stages (got stages={})", p)));
+        Catch::Message(fmt::format("dualpipe: needs an even number of devices (got devices={})", p)));
     return;
   }
   if (name == "dualpipe" && (m % 2 != 0 || m < 2 * p)) {
     CHECK_THROWS_MATCHES(make_schedule(name, spec), ConfigError,
                          Catch::Message(fmt::format("dualpipe: needs microbatches even and >= "
-                                                    "2*stages (got microbatches={}, stages={})",
+                                                    "2*devices (got microbatches={}, devices={})",
                                                     m, p)));
     return;
   }
   if (name == "dualpipe-v" && m < 2 * p) {
     CHECK_THROWS_MATCHES(make_schedule(name, spec), ConfigError,
-                         Catch::Message(fmt::format("dualpipe-v: needs microbatches >= 2*stages "
-                                                    "(got microbatches={}, stages={})",
+                         Catch::Message(fmt::format("dualpipe-v: needs microbatches >= 2*devices "
+                                                    "(got microbatches={}, devices={})",
                                                     m, p)));
     return;
   }
@@ -208,8 +208,8 @@ TEST_CASE("dualpipe rejects shapes the reference does not run, naming the values
                     Catch::StartsWith("dualpipe-v: supports chunks=2 only") &&
                         Catch::Contains("(got chunks=3)"));
   CHECK_THROWS_MATCHES(make_schedule("dualpipe", {.devices = 4, .microbatches = 9}), ConfigError,
-                       Catch::Message("dualpipe: needs microbatches even and >= 2*stages (got "
-                                      "microbatches=9, stages=4)"));
+                       Catch::Message("dualpipe: needs microbatches even and >= 2*devices (got "
+                                      "microbatches=9, devices=4)"));
   // DualPipeV needs neither an even p nor an even m
   CHECK_NOTHROW(make_schedule("dualpipev", {.devices = 3, .microbatches = 7}));
 }

@@ -41,8 +41,8 @@ TEST_CASE("looped schedules run each task once, validate and simulate for many s
   const ScheduleSpec spec{.devices = p, .microbatches = m, .chunks = v};
   if (m % p != 0) {
     CHECK_THROWS_MATCHES(make_schedule(name, spec), ConfigError,
-                         Catch::Message(fmt::format("{}: needs microbatches % stages == 0 (got "
-                                                    "microbatches={}, stages={}, chunks={})",
+                         Catch::Message(fmt::format("{}: needs microbatches % devices == 0 (got "
+                                                    "microbatches={}, devices={}, chunks={})",
                                                     name, m, p, v)));
     return;
   }
@@ -145,8 +145,8 @@ TEST_CASE("looped schedules reject chunks out of range naming the value", "[sche
                        Catch::Message("looped-bfs: needs 1 <= chunks <= 64 (got chunks=-1)"));
   CHECK_THROWS_MATCHES(
       make_schedule("1f1b-i", {.devices = 4, .microbatches = 6, .chunks = 2}), ConfigError,
-      Catch::Message("interleaved-1f1b: needs microbatches % stages == 0 (got microbatches=6, "
-                     "stages=4, chunks=2)"));
+      Catch::Message("interleaved-1f1b: needs microbatches % devices == 0 (got microbatches=6, "
+                     "devices=4, chunks=2)"));
   CHECK_THROWS_AS(make_schedule("interleaved-1f1b", {.devices = 0, .microbatches = 8}), ConfigError);
 }
 

@@ -39,7 +39,7 @@ TEST_CASE("every handcrafted schedule runs each task once and respects dependenc
   CAPTURE(name, p, m);
   if (name == "zb-h2" && m < 2 * p) {
     CHECK_THROWS_WITH(make_schedule(name, {.devices = p, .microbatches = m}),
-                      Catch::Contains("needs microbatches >= 2*stages") &&
+                      Catch::Contains("needs microbatches >= 2*devices") &&
                           Catch::Contains("microbatches=" + std::to_string(m)));
     return;
   }
@@ -132,9 +132,9 @@ TEST_CASE("peak activation memory: p M_B for 1F1B, the ZB-H1 staircase, (2p-1) M
 
 TEST_CASE("schedule preconditions name the values", "[schedules]") {
   CHECK_THROWS_WITH(make_schedule("zb-h2", {.devices = 4, .microbatches = 5}),
-                    "zb-h2: needs microbatches >= 2*stages (got microbatches=5, stages=4)");
+                    "zb-h2: needs microbatches >= 2*devices (got microbatches=5, devices=4)");
   CHECK_THROWS_WITH(make_schedule("1f1b", {.devices = 0, .microbatches = 5}),
-                    "1f1b: needs stages >= 1 (got stages=0)");
+                    "1f1b: needs devices >= 1 (got devices=0)");
   CHECK_THROWS_WITH(make_schedule("gpipe", {.devices = 2, .microbatches = -1}),
                     "gpipe: needs microbatches >= 1 (got microbatches=-1)");
   CHECK_THROWS_WITH(make_schedule("1f1b", {.devices = 2, .microbatches = 4, .chunks = 2}),

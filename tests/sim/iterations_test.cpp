@@ -115,7 +115,7 @@ TEST_CASE("with all-reduce the iteration time is makespan plus the step, exactly
   CAPTURE(name, costs, k);
   const Schedule s = make_schedule(name, {.devices = 4, .microbatches = 8});
   const CostModel c = cost_model_for(parse_costs(costs), s);
-  const Metrics one = measure(simulate(s, c), s, c);
+  const Metrics one = measure(simulate(s, c), c);
   const IterationTimeline it =
       simulate_iterations(s, c, iterations(k, 2 * ms, SyncMode::AllReduce));
   CHECK(it.iteration_time == one.makespan + 2 * ms);
@@ -143,7 +143,7 @@ TEST_CASE("post-validation is never slower than all-reduce and the first iterati
   const Schedule s = make_schedule(name, {.devices = 4, .microbatches = 8});
   const CostModel c = cost_model_for(parse_costs(costs), s);
   const Timeline single = simulate(s, c);
-  const Metrics one = measure(single, s, c);
+  const Metrics one = measure(single, c);
   const IterationTimeline pv =
       simulate_iterations(s, c, iterations(4, 2 * ms, SyncMode::PostValidation));
   CHECK(pv.iteration_time <= one.makespan + 2 * ms);
@@ -167,7 +167,7 @@ TEST_CASE("post-validation overlaps the next F with the tail of zero-bubble sche
     CAPTURE(name);
     const Schedule s = make_schedule(name, {.devices = 4, .microbatches = 8});
     const CostModel c = cost_model_for(parse_costs("F=1,B=1,W=1"), s);
-    const Metrics one = measure(simulate(s, c), s, c);
+    const Metrics one = measure(simulate(s, c), c);
     const Ticks ar = iteration_time(name, 4, 8, "F=1,B=1,W=1", 4, 2 * ms, SyncMode::AllReduce);
     const Ticks pv =
         iteration_time(name, 4, 8, "F=1,B=1,W=1", 4, 2 * ms, SyncMode::PostValidation);

@@ -125,7 +125,7 @@ TEST_CASE("the critical path ends at the makespan and follows real dependencies"
     const Schedule s = make_schedule(name, {.devices = 4, .microbatches = 8});
     const CostModel c = cost_model_for(parse_costs("F=1,B=1.5,W=0.7,comm=0.2"), s);
     const Timeline t = simulate(s, c);
-    const Metrics m = measure(t, s, c);
+    const Metrics m = measure(t, c);
     const CriticalPath cp = critical_path(s, c);
     CHECK(cp.length == m.makespan);
     REQUIRE(!cp.tasks.empty());
@@ -136,7 +136,7 @@ TEST_CASE("the critical path ends at the makespan and follows real dependencies"
 TEST_CASE("metrics follow their definitions on a hand-checked timeline", "[sim]") {
   const Schedule s = two_device_pipeline();
   const CostModel c = cost_model_for(parse_costs("F=1,B=2,W=3,comm=0.5,MB=1,MW=0.25"), s);
-  const Metrics m = measure(simulate(s, c), s, c);
+  const Metrics m = measure(simulate(s, c), c);
   // d0 runs [0,1) [5,7) [7,10): busy 6, span 10. d1 runs [1.5,2.5) [2.5,4.5) [4.5,7.5).
   CHECK(m.per_device[0].busy == 6 * ms);
   CHECK(m.per_device[0].span == 10 * ms);
@@ -161,6 +161,6 @@ TEST_CASE("metrics follow their definitions on a hand-checked timeline", "[sim]"
 TEST_CASE("when W needs more than F kept, B raises memory from its start", "[sim]") {
   const Schedule s = two_device_pipeline();
   const CostModel c = cost_model_for(parse_costs("F=1,B=1,W=1,MB=1,MW=1.5"), s);
-  const Metrics m = measure(simulate(s, c), s, c);
+  const Metrics m = measure(simulate(s, c), c);
   CHECK(m.per_device[0].peak_memory == 1.5);
 }

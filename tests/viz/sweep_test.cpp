@@ -16,7 +16,7 @@ TEST_CASE("the sweep CSV has a header and one row per point, failures included",
   points[1].devices = 4;
   points[1].microbatches = 4;
   points[1].status = SweepStatus::rejected;
-  points[1].reason = "zb-h2: needs microbatches >= 2*stages (got microbatches=4, stages=4)";
+  points[1].reason = "zb-h2: needs microbatches >= 2*devices (got microbatches=4, devices=4)";
   std::ostringstream os;
   write_sweep_csv(os, points);
   const auto lines = lines_of(os.str());
@@ -24,8 +24,8 @@ TEST_CASE("the sweep CSV has a header and one row per point, failures included",
   CHECK(lines[0] == "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,"
                     "bubble_rate,bubble_over_ideal,peak_memory,reason");
   CHECK(lines[1] == "zb-h2,4,8,0,,ok,1,96,27,24,24,0,0,7,");
-  CHECK(lines[2] == "zb-h2,4,4,0,,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*stages (got "
-                    "microbatches=4, stages=4)\"");
+  CHECK(lines[2] == "zb-h2,4,4,0,,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*devices (got "
+                    "microbatches=4, devices=4)\"");
   std::ostringstream html;
   write_sweep_html(html, points, "--costs F=1");
   CHECK(count(html.str(), "class=\"chart lines\"") == 2);

@@ -1,0 +1,39 @@
+// The generators, one file per family, and the precondition checks the registry's entries use.
+// Private to schedules/: everything else builds schedules through make_schedule().
+#pragma once
+
+#include "schedules/registry.hpp"
+
+#include <string_view>
+
+namespace ppsim {
+
+[[nodiscard]] Schedule make_gpipe(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_1f1b(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_h1(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_h2(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_auto(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_1p(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_2p(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zb_v(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_v_half(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_v_min(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_interleaved_1f1b(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_looped_bfs(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_dualpipe(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_dualpipe_v(const ScheduleSpec& spec);
+
+/// Throws ConfigError `NAME: needs devices >= 1 (got devices=0)` style messages.
+void require_shape(std::string_view name, const ScheduleSpec& spec);
+/// require_shape, and one stage per device: `NAME: supports chunks=1 only (got chunks=2)`.
+void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec);
+
+// Shape checks: each throws ConfigError naming the values (`NAME: needs ... (got ...)`).
+void check_zb_h2(std::string_view name, const ScheduleSpec& spec);         // m >= 2p
+void check_interleaved(std::string_view name, const ScheduleSpec& spec);   // v chunks, m % p
+void check_looped_bfs(std::string_view name, const ScheduleSpec& spec);
+void check_v_shape(std::string_view name, const ScheduleSpec& spec);  // chunks 2
+void check_dualpipe(std::string_view name, const ScheduleSpec& spec);
+void check_dualpipe_v(std::string_view name, const ScheduleSpec& spec);
+
+} // namespace ppsim
