@@ -10,7 +10,7 @@ ASAN := build/asan
 RELEASE := build/release
 PPSIM := $(BUILD)/ppsim
 
-.PHONY: all deps build run test test-unit test-asan bench clean check-baselines test-browser browser-deps
+.PHONY: all deps ppsim build run test test-unit test-asan bench clean check-baselines test-browser browser-deps
 
 all: build
 
@@ -22,6 +22,11 @@ deps:
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; \
 	fi
 
+# The ppsim executable only: what `make run` needs (the tests are built by `make test`).
+ppsim: deps
+	cmake --preset dev
+	cmake --build $(BUILD) -j $(JOBS) --target ppsim
+
 build: deps
 	cmake --preset dev
 	cmake --build $(BUILD) -j $(JOBS)
@@ -32,7 +37,7 @@ build: deps
 # `make run COSTS=data/costs/example-mlp.json` skips the calibration and uses a committed profile.
 COSTS ?= out/costs.json
 RUN_ARGS := -s 1f1b,zb-h1,zb-h2 -p 4 -m 8 --costs-file $(COSTS)
-run: build
+run: ppsim
 	@mkdir -p out
 	@if [ "$(COSTS)" = out/costs.json ]; then \
 	  echo "calibrating on this CPU (dim 1024, tokens 1024, 2 blocks per stage, 4 stages, 1 thread)"; \

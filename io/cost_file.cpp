@@ -15,30 +15,42 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kCostKeys = "F, B, W, BW, FB, comm, MB, MW";
+// The keys of --costs: the table is also the "valid keys" message.
+struct CostKey {
+  std::string_view name;
+  Ticks StageCosts::*ms{nullptr};   // a per-stage time
+  double StageCosts::*mb{nullptr};  // a per-stage memory, M_B units
+  bool comm{false};                 // the per-edge communication time
+};
+constexpr CostKey kCostKeys[] = {
+    {"F", &StageCosts::F},          {"B", &StageCosts::B},   {"W", &StageCosts::W},
+    {"BW", &StageCosts::BW},        {"FB", &StageCosts::FB}, {"comm", nullptr, nullptr, true},
+    {"MB", nullptr, &StageCosts::MB}, {"MW", nullptr, &StageCosts::MW},
+};
+
+std::string cost_key_names() {
+  std::string out;
+  for (const CostKey& k : kCostKeys) out += (out.empty() ? "" : ", ") + std::string(k.name);
+  return out;
+}
 
 } // namespace
 
 void apply_costs(CostSpec& spec, std::string_view text) {
   for_each_key_value(text, fmt::format("--costs '{}'", text), [&](std::string_view key,
                                                                    std::string_view text_value) {
+    const CostKey* k = nullptr;
+    for (const CostKey& c : kCostKeys)
+      if (c.name == key) k = &c;
+    if (k == nullptr)
+      throw ConfigError(
+          fmt::format("--costs: unknown key '{}' (valid keys: {})", key, cost_key_names()));
     const auto where = fmt::format("--costs {}", key);
     const double value = parse_non_negative(text_value, where);
-    if (key == "comm") {
-      spec.comm = ms_to_ticks(value, where);
-      return;
-    }
+    if (k->comm) spec.comm = ms_to_ticks(value, where);
     for (auto& s : spec.stages) {
-      if (key == "F") s.F = ms_to_ticks(value, where);
-      else if (key == "B") s.B = ms_to_ticks(value, where);
-      else if (key == "W") s.W = ms_to_ticks(value, where);
-      else if (key == "BW") s.BW = ms_to_ticks(value, where);
-      else if (key == "FB") s.FB = ms_to_ticks(value, where);
-      else if (key == "MB") s.MB = value;
-      else if (key == "MW") s.MW = value;
-      else
-        throw ConfigError(
-            fmt::format("--costs: unknown key '{}' (valid keys: {})", key, kCostKeys));
+      if (k->ms != nullptr) s.*(k->ms) = ms_to_ticks(value, where);
+      if (k->mb != nullptr) s.*(k->mb) = value;
     }
   });
   if (spec.source == "default") spec.source = fmt::format("--costs {}", text);

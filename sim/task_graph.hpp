@@ -3,19 +3,13 @@
 #pragma once
 
 #include "sim/cost_model.hpp"
+#include "sim/grid.hpp"
 #include "sim/schedule.hpp"
 
 #include <string>
 #include <vector>
 
 namespace ppsim {
-
-/// A task's place in a schedule.
-struct Slot {
-  int device{0};
-  int index{0};  ///< position in the device's list
-  friend bool operator==(const Slot&, const Slot&) = default;
-};
 
 /// A cycle of the task graph, each task followed by one that waits for it (device order or
 /// data); empty when the graph is acyclic.
@@ -33,9 +27,5 @@ struct CriticalPath {
   Ticks length{0};
 };
 [[nodiscard]] CriticalPath critical_path(const Schedule& schedule, const CostModel& costs);
-
-/// PyTorch-style grid of the device lists (`rank0: 0F0 0F1 ...`); each marked slot is shown in
-/// brackets with `<-- here` after its row. Long rows are cut around the marks.
-[[nodiscard]] std::string format_grid(const Schedule& schedule, const std::vector<Slot>& marks);
 
 } // namespace ppsim

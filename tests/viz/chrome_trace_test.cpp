@@ -333,3 +333,10 @@ TEST_CASE("every registered schedule gives a trace with its tasks and named flow
     }
   }
 }
+
+TEST_CASE("the zb-h1 trace at p = 2, m = 2 with comm matches the approved golden file",
+          "[viz][golden]") {
+  std::ostringstream out;
+  write_chrome_trace(out, make_run("zb-h1", 2, 2, "F=1,B=1,W=1,comm=0.25"));
+  check_golden("data/golden/trace_zb_h1_p2_m2.json", out.str());
+}
