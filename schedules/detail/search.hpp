@@ -38,6 +38,7 @@ struct Candidate {
 /// Runs fn(i) for i in [0, n) on up to search_threads(n) threads and returns the best candidate
 /// by (score, i): the same whatever the thread count, since every candidate is computed and the
 /// choice is made after all of them, in index order. nullopt when every candidate failed.
+/// fn must not throw (a failed candidate returns an empty schedule).
 template <class Fn> [[nodiscard]] std::optional<Candidate> best_candidate(std::size_t n, Fn&& fn) {
   std::vector<Candidate> results(n);
   const unsigned threads = search_threads(n);
