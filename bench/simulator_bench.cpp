@@ -1,6 +1,6 @@
 // Simulator throughput: tasks per second for ZB-H1 at p = 64, m = 4096 and p = 8, m = 64,
-// for the engine alone and for the whole `ppsim simulate` path (generate, validate, simulate,
-// measure, report) run in-process.
+// for the engine alone (a fresh timeline per call, and a Simulator reusing its memory) and for
+// the whole `ppsim simulate` path (generate, validate, simulate, measure, report) in-process.
 #include "cli/cli.hpp"
 #include "schedules/registry.hpp"
 #include "sim/metrics.hpp"
@@ -30,6 +30,24 @@ void BM_simulate(benchmark::State& state) {
       benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_simulate)->Args({8, 64})->Args({64, 4096})->Unit(benchmark::kMillisecond);
+
+// The engine reusing its working memory and the timeline's (Simulator): what repeated
+// simulations (samples, searches) pay per task once the first run has touched the pages.
+void BM_simulate_reused(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const Schedule s = make_schedule("zb-h1", {.devices = p, .microbatches = m});
+  const CostModel c = cost_model_for(parse_costs("F=1,B=1,W=1,comm=0.01"), s);
+  Simulator sim;
+  Timeline t;
+  for (auto _ : state) {
+    sim.run(s, c, {}, t);
+    benchmark::DoNotOptimize(t.runs.data());
+  }
+  state.counters["tasks_per_s"] = benchmark::Counter(
+      static_cast<double>(s.task_count()) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_simulate_reused)->Args({8, 64})->Args({64, 4096})->Unit(benchmark::kMillisecond);
 
 void BM_generate_validate_simulate_measure(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));

@@ -387,7 +387,7 @@ Timeline build_timeline(const Schedule& schedule, const ExecPlan& plan,
     const auto& order = schedule.order[ix(d)];
     for (std::size_t i = 0; i < order.size(); ++i) {
       run_of[ix(d)].push_back(as_int(tl.runs.size()));
-      tl.runs.push_back(TaskRun{order[i], d, seconds_to_ticks(times[ix(d)][2 * i]),
+      tl.runs.push_back(TaskRun{order[i], seconds_to_ticks(times[ix(d)][2 * i]),
                                 seconds_to_ticks(times[ix(d)][2 * i + 1])});
     }
     tl.device_begin.push_back(as_int(tl.runs.size()));

@@ -59,9 +59,13 @@ Schedule make_pipeline(std::string name, int devices, int microbatches,
 }
 
 Topology::Topology(const Schedule& schedule)
-    : schedule_(&schedule), stages_(schedule.stages()), chunks_(schedule.chunks()) {
+    : schedule_(&schedule), stages_(schedule.stages()), chunks_(schedule.chunks()),
+      microbatches_(static_cast<int>(schedule.microbatch_route.size())),
+      routes_(static_cast<int>(schedule.routes.size())) {
   const auto n_routes = schedule.routes.size();
   position_.assign(n_routes * idx(stages_), -1);
+  prev_.assign(n_routes * idx(stages_), -1);
+  next_.assign(n_routes * idx(stages_), -1);
   model_position_.assign(idx(stages_), 0);
   std::vector<bool> seen(idx(stages_), false);
   for (std::size_t r = 0; r < n_routes; ++r) {
@@ -70,6 +74,8 @@ Topology::Topology(const Schedule& schedule)
       const int s = route[k];
       if (s < 0 || s >= stages_) continue;  // validate() reports it
       position_[r * idx(stages_) + idx(s)] = static_cast<int>(k);
+      if (k > 0) prev_[r * idx(stages_) + idx(s)] = route[k - 1];
+      if (k + 1 < route.size()) next_[r * idx(stages_) + idx(s)] = route[k + 1];
       if (!seen[idx(s)]) {
         seen[idx(s)] = true;
         model_position_[idx(s)] = static_cast<int>(k);
@@ -94,27 +100,6 @@ Topology::Topology(const Schedule& schedule)
     const int d = schedule.stage_device[idx(s)];
     if (d >= 0 && d < P) device_stage_list_[idx(fill[idx(d)]++)] = s;
   }
-}
-
-bool Topology::on_route(int mb, int stage) const {
-  if (mb < 0 || mb >= static_cast<int>(schedule_->microbatch_route.size())) return false;
-  if (stage < 0 || stage >= stages_) return false;
-  const int r = route_of(mb);
-  if (r < 0 || r >= static_cast<int>(schedule_->routes.size())) return false;
-  return position(r, stage) >= 0;
-}
-
-int Topology::prev_stage(int mb, int stage) const {
-  const int r = route_of(mb);
-  const int k = position(r, stage);
-  return k <= 0 ? -1 : schedule_->routes[idx(r)][idx(k - 1)];
-}
-
-int Topology::next_stage(int mb, int stage) const {
-  const int r = route_of(mb);
-  const int k = position(r, stage);
-  const auto& route = schedule_->routes[idx(r)];
-  return (k < 0 || k + 1 >= static_cast<int>(route.size())) ? -1 : route[idx(k + 1)];
 }
 
 } // namespace ppsim

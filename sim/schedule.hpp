@@ -57,11 +57,20 @@ public:
   [[nodiscard]] int position(int route, int stage) const {
     return position_[idx(route * stages_ + stage)];
   }
-  /// The stage before / after `stage` on micro-batch `mb`'s route, or -1 at either end.
-  [[nodiscard]] int prev_stage(int mb, int stage) const;
-  [[nodiscard]] int next_stage(int mb, int stage) const;
-  /// Whether `stage` is on the route of micro-batch `mb`.
-  [[nodiscard]] bool on_route(int mb, int stage) const;
+  /// The stage before / after `stage` on micro-batch `mb`'s route, or -1 at either end (and
+  /// when the route does not pass through `stage`). Table lookups: the engine asks per task.
+  [[nodiscard]] int prev_stage(int mb, int stage) const {
+    return prev_[idx(route_of(mb) * stages_ + stage)];
+  }
+  [[nodiscard]] int next_stage(int mb, int stage) const {
+    return next_[idx(route_of(mb) * stages_ + stage)];
+  }
+  /// Whether `stage` is on the route of micro-batch `mb` (false for ids out of range).
+  [[nodiscard]] bool on_route(int mb, int stage) const {
+    if (mb < 0 || mb >= microbatches_ || stage < 0 || stage >= stages_) return false;
+    const int r = route_of(mb);
+    return r >= 0 && r < routes_ && position(r, stage) >= 0;
+  }
   /// The index of the stage along the route it first appears on (its place in the model).
   [[nodiscard]] int model_position(int stage) const { return model_position_[idx(stage)]; }
   /// Which of its device's chunks the stage is (0 for the first the route meets).
@@ -82,7 +91,11 @@ private:
   const Schedule* schedule_;
   int stages_;
   int chunks_;
+  int microbatches_;  ///< entries of microbatch_route
+  int routes_;
   std::vector<int> position_;
+  std::vector<int> prev_;  ///< [route * stages + stage]: the stage before it, or -1
+  std::vector<int> next_;  ///< [route * stages + stage]: the stage after it, or -1
   std::vector<int> model_position_;
   std::vector<int> device_stage_begin_;  ///< CSR over device_stage_list_
   std::vector<int> device_stage_list_;

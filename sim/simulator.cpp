@@ -4,12 +4,18 @@
 
 #include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 #include "sim/task_graph.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <utility>
 #include <fmt/format.h>
-#include <queue>
+#include <limits>
 #include <string_view>
 
 namespace ppsim {
@@ -22,31 +28,79 @@ struct EndEvent {
   Ticks time;
   std::uint64_t seq;
   int device;
-  friend bool operator>(const EndEvent& a, const EndEvent& b) {
-    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-  }
 };
 
-// Rejects tasks the engine cannot index (validate() gives the full report).
-void check_indexable(const Schedule& s, const Topology& topo) {
-  if (s.devices <= 0) throw ScheduleError("schedule: needs at least one device");
-  if (static_cast<int>(s.order.size()) != s.devices)
-    throw ScheduleError(fmt::format("schedule: {} device task lists for {} devices",
-                                    s.order.size(), s.devices));
-  if (static_cast<int>(s.microbatch_route.size()) != s.microbatches)
-    throw ScheduleError("schedule: micro-batch routes do not match the micro-batch count");
-  for (int d = 0; d < s.devices; ++d) {
-    for (const Task& t : s.order[ix(d)]) {
-      bool ok = topo.on_route(t.microbatch, t.stage);
-      if (t.kind == Kind::FB) ok = ok && topo.on_route(t.microbatch2, t.stage2);
-      if (!ok)
-        throw ScheduleError(fmt::format(
-            "schedule: device {}: task {} names a stage or micro-batch outside the schedule "
-            "(run `ppsim validate` for the full report)",
-            d, to_string(t)));
+// The pending task ends, at most one per device, ordered by (time, insertion sequence): a
+// tournament tree over one leaf per device whose nodes hold the smaller key of their subtrees.
+// A key packs (time, seq, device) into one unsigned 128-bit number, so setting a leaf replays
+// its path to the root with one branch-free minimum per level (log2 P steps whatever the
+// times), where a binary heap's sifts take a data-dependent branch per level. Sequence numbers
+// are unique, so the order in which ends come out is the (time, seq) order exactly.
+class EndQueue {
+public:
+  explicit EndQueue(int devices) {
+    while (leaves_ < devices) leaves_ *= 2;
+    node_.assign(2 * ix(leaves_), kEmpty);
+  }
+  [[nodiscard]] bool empty() const { return node_[1] == kEmpty; }
+  /// The device whose task ends first.
+  [[nodiscard]] int top() const { return static_cast<int>(node_[1] & kDeviceMask); }
+  void set(const EndEvent& e) {
+    update(e.device, (static_cast<Key>(e.time) << 64) |
+                         (static_cast<Key>(e.seq) << kDeviceBits) |
+                         static_cast<Key>(e.device));
+  }
+  void clear(int device) { update(device, kEmpty); }
+
+private:
+  __extension__ typedef unsigned __int128 Key;
+  // Devices (limits::kMaxDevices = 4096) take the low 12 bits; sequence numbers (one per run,
+  // at most 3 * limits::kMaxStageMicrobatches) the next 52.
+  static constexpr int kDeviceBits = 12;
+  static_assert(limits::kMaxDevices <= 1 << kDeviceBits);
+  static_assert(3 * limits::kMaxStageMicrobatches < (1LL << (64 - kDeviceBits)));
+  static constexpr Key kDeviceMask = (Key{1} << kDeviceBits) - 1;
+  static constexpr Key kEmpty = ~Key{0};
+  void update(int device, Key key) {
+    std::size_t n = ix(leaves_ + device);
+    node_[n] = key;
+    for (; n > 1; n /= 2) {
+      const Key sibling = node_[n ^ 1];
+      key = sibling < key ? sibling : key;
+      node_[n / 2] = key;
     }
   }
-}
+  int leaves_{1};
+  std::vector<Key> node_;  // [1, leaves): the smallest key of a subtree; [leaves, 2 leaves): leaves
+};
+
+// A reusable array of zero-filled T. A first (or larger) request comes from calloc: large ones
+// are fresh pages the kernel zeroes on first touch, so creating it costs no pass over the
+// memory; a later one of at most the same size is cleared with memset. T must be valid as all
+// zero bits.
+template <class T> class ZeroedBuffer {
+public:
+  ZeroedBuffer() = default;
+  ZeroedBuffer(const ZeroedBuffer&) = delete;
+  ZeroedBuffer& operator=(const ZeroedBuffer&) = delete;
+  ~ZeroedBuffer() { std::free(data_); }
+  /// n zeroed elements; earlier contents are gone.
+  T* reset(std::size_t n) {
+    if (n <= capacity_) {
+      if (n != 0) std::memset(static_cast<void*>(data_), 0, n * sizeof(T));
+      return data_;
+    }
+    std::free(data_);
+    data_ = static_cast<T*>(std::calloc(n, sizeof(T)));
+    capacity_ = data_ == nullptr ? 0 : n;
+    if (data_ == nullptr) throw std::bad_alloc();
+    return data_;
+  }
+
+private:
+  T* data_{nullptr};
+  std::size_t capacity_{0};
+};
 
 // Rejects options whose sizes do not match the runs or that name a barrier that does not exist.
 void check_options(const SimOptions& o, std::size_t runs) {
@@ -69,171 +123,403 @@ void check_options(const SimOptions& o, std::size_t runs) {
     if (t < 0) throw ConfigError(fmt::format("simulator options: negative barrier delay {} ns", t));
 }
 
-// The engine. kOptions = false is simulate()'s hot path: every option branch compiles away.
-template <bool kOptions>
-Timeline simulate_core(const Schedule& schedule, const CostModel& costs, const SimOptions* opt) {
-  const Topology topo(schedule);
-  check_indexable(schedule, topo);
-  const int P = schedule.devices;
-  const int S = schedule.stages();
-  if (static_cast<int>(costs.stage.size()) != S)
-    throw ConfigError(fmt::format("cost model has {} stages, the schedule {}", costs.stage.size(), S));
+// One record per part, so a lookup touches one cache line. All zero bits is the initial state
+// (no result, no waiter), so the records need no initialising pass (ZeroedBuffer).
+struct PartState {
+  Ticks not_done;  // ~(when the part's result exists), 0 until then
+  int producer;    // run that produced it
+  int not_waiter;  // ~(first device parked on it, chained through next_waiter), 0 for none
+  [[nodiscard]] bool exists() const { return not_done != 0; }
+  [[nodiscard]] Ticks done() const { return ~not_done; }
+  [[nodiscard]] int waiter() const { return ~not_waiter; }
+};
 
-  Timeline tl;
-  tl.devices = P;
-  tl.device_begin.resize(ix(P) + 1, 0);
-  for (int d = 0; d < P; ++d)
-    tl.device_begin[ix(d) + 1] =
-        tl.device_begin[ix(d)] + static_cast<int>(schedule.order[ix(d)].size());
-  tl.runs.reserve(ix(tl.device_begin[ix(P)]));
-  for (int d = 0; d < P; ++d)
-    for (const Task& t : schedule.order[ix(d)]) tl.runs.push_back(TaskRun{t, d, 0, 0});
-
-  const PartIndex index(S, schedule.microbatches);
-  const std::size_t n_parts = index.size();
-  // One record per part, so a lookup touches one cache line.
-  struct PartState {
-    Ticks done{-1};   // when the part's result exists
-    int producer{-1};  // run that produced it
-    int waiter{-1};    // first device blocked on it
-  };
-  std::vector<PartState> part(n_parts);
-  std::vector<int> next_waiter(ix(P), -1);
-  std::vector<int> cursor(ix(P));             // next run of each device
-  std::vector<Ticks> free_at(ix(P), 0);
-  std::vector<char> busy(ix(P), 0);
-  for (int d = 0; d < P; ++d) cursor[ix(d)] = tl.device_begin[ix(d)];
-
-  // Barriers (SimOptions): members still running, their last end, the release time (-1 until
-  // every member ended), and the first device parked on it (chained through next_waiter).
-  std::vector<int> barrier_left;
-  std::vector<Ticks> barrier_last, barrier_release;
-  std::vector<int> barrier_waiter;
-  if constexpr (kOptions) {
-    check_options(*opt, tl.runs.size());
-    const std::size_t nb = opt->barrier_delay.size();
-    barrier_left.assign(nb, 0);
-    barrier_last.assign(nb, 0);
-    barrier_release.assign(nb, -1);
-    barrier_waiter.assign(nb, -1);
-    for (int b : opt->barrier_member)
-      if (b >= 0) ++barrier_left[ix(b)];
-    for (std::size_t b = 0; b < nb; ++b)
-      if (barrier_left[b] == 0) barrier_release[b] = opt->barrier_delay[b];
-  }
-
-  std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> events;
-  std::uint64_t seq = 0;
-  tl.comms.reserve(tl.runs.size());
-
-  // Starts device d's next task if every dependency is known; otherwise parks d on the first
-  // missing part.
-  const auto try_start = [&](int d) {
-    if (busy[ix(d)] || cursor[ix(d)] == tl.device_begin[ix(d) + 1]) return;
-    const int r = cursor[ix(d)];
-    TaskRun& run = tl.runs[ix(r)];
-    Ticks ready = free_at[ix(d)];
-    bool blocked = false;
-    // The cross-device inputs, remembered so their messages are recorded without a second walk
-    // of the dependencies (an FB has at most three inputs).
-    struct Crossing {
-      const PartState* state;
-      Part part;
-      int to_stage;
-    };
-    std::array<Crossing, 4> crossing{};
-    std::size_t n_crossing = 0;
-    for_each_half(run.task, [&](Kind kind, int stage, int mb) {
-      for_each_dependency_simple(topo, kind, stage, mb, [&](const Part& q) {
-        if (blocked) return;
-        PartState& st = part[index(q)];
-        if (st.done < 0) {
-          blocked = true;
-          next_waiter[ix(d)] = st.waiter;
-          st.waiter = d;
-          return;
-        }
-        const bool cross = topo.device_of(q.stage) != d;
-        if (cross) crossing[n_crossing++] = Crossing{&st, q, stage};
-        ready = std::max(ready, st.done + (cross ? costs.comm : 0));
-      });
-    });
-    if (blocked) return;
-    if constexpr (kOptions) {
-      const int g = opt->barrier_gate.empty() ? -1 : opt->barrier_gate[ix(r)];
-      if (g >= 0) {
-        if (barrier_release[ix(g)] < 0) {
-          next_waiter[ix(d)] = barrier_waiter[ix(g)];
-          barrier_waiter[ix(g)] = d;
-          return;
-        }
-        ready = std::max(ready, barrier_release[ix(g)]);
-      }
-    }
-    for (std::size_t k = 0; k < n_crossing; ++k) {
-      const Crossing& c = crossing[k];
-      tl.comms.push_back(CommEvent{c.state->producer, r, c.state->done,
-                                   c.state->done + costs.comm, c.part, c.to_stage});
-    }
-    run.start = ready;
-    run.end = ready + costs.duration(run.task);
-    busy[ix(d)] = 1;
-    events.push(EndEvent{run.end, seq++, d});
-  };
-
-  for (int d = 0; d < P; ++d) try_start(d);
-  std::vector<int> woken;
-  while (!events.empty()) {
-    const EndEvent ev = events.top();
-    events.pop();
-    const int d = ev.device;
-    const int r = cursor[ix(d)];
-    const TaskRun& run = tl.runs[ix(r)];
-    woken.clear();
-    for_each_product(run.task, [&](const Part& q) {
-      PartState& st = part[index(q)];
-      st.done = run.end;
-      st.producer = r;
-      for (int w = st.waiter; w >= 0; w = next_waiter[ix(w)]) woken.push_back(w);
-      st.waiter = -1;
-    });
-    busy[ix(d)] = 0;
-    free_at[ix(d)] = run.end;
-    if constexpr (kOptions) {
-      if (!opt->pause_after.empty()) free_at[ix(d)] += opt->pause_after[ix(r)];
-      const int b = opt->barrier_member.empty() ? -1 : opt->barrier_member[ix(r)];
-      if (b >= 0) {
-        barrier_last[ix(b)] = std::max(barrier_last[ix(b)], run.end);
-        if (--barrier_left[ix(b)] == 0) {
-          barrier_release[ix(b)] = barrier_last[ix(b)] + opt->barrier_delay[ix(b)];
-          for (int w = barrier_waiter[ix(b)]; w >= 0; w = next_waiter[ix(w)]) woken.push_back(w);
-          barrier_waiter[ix(b)] = -1;
-        }
-      }
-    }
-    ++cursor[ix(d)];
-    try_start(d);
-    for (int w : woken) try_start(w);
-  }
-
-  bool stuck = false;
-  for (int d = 0; d < P; ++d) stuck = stuck || cursor[ix(d)] != tl.device_begin[ix(d) + 1];
-  if (stuck) {
-    std::vector<int> next(ix(P));
-    for (int d = 0; d < P; ++d) next[ix(d)] = cursor[ix(d)] - tl.device_begin[ix(d)];
-    throw ScheduleError(describe_deadlock(schedule, next));
-  }
-  return tl;
-}
+struct DeviceState {
+  int cursor{0};  // next run
+  int end{0};     // one past its last run
+  Ticks free_at{0};
+  bool busy{false};
+};
 
 } // namespace
 
+// The engine's working memory, kept by a Simulator between runs.
+struct Simulator::Workspace {
+  ZeroedBuffer<PartState> parts;
+  std::vector<DeviceState> device;
+  std::vector<int> next_waiter;
+  std::vector<std::size_t> part_base;  // per stage: index of its first part
+  std::vector<int> prev0, next0;       // a single route's neighbours of each stage
+  std::vector<int> barrier_left;
+  std::vector<Ticks> barrier_last, barrier_release;
+  std::vector<int> barrier_waiter;
+};
+
+namespace {
+
+// Which optional machinery an instantiation of the engine carries; simulate()'s hot path has
+// none of it, so every option branch compiles away there.
+struct Features {
+  bool options;  // pauses and barriers (SimOptions)
+};
+
+// One run of the engine over a schedule. Every time sum goes through add_ticks, so a run whose
+// times do not fit in Ticks is a ConfigError, never a wrapped time that looks like a deadlock.
+template <Features kF> class Engine {
+public:
+  Engine(const Schedule& schedule, const CostModel& costs, const SimOptions* opt,
+         Simulator::Workspace& ws)
+      : s_(schedule), costs_(costs), opt_(opt), ws_(ws), topo_(schedule) {}
+
+  void run(Timeline& tl) {
+    const int P = s_.devices;
+    const int S = s_.stages();
+    if (P <= 0) throw ScheduleError("schedule: needs at least one device");
+    if (P > limits::kMaxDevices)
+      throw ConfigError(fmt::format("schedule: {} devices, more than the simulator's limit of {}",
+                                    P, limits::kMaxDevices));
+    if (static_cast<int>(s_.order.size()) != P)
+      throw ScheduleError(
+          fmt::format("schedule: {} device task lists for {} devices", s_.order.size(), P));
+    if (static_cast<int>(s_.microbatch_route.size()) != s_.microbatches)
+      throw ScheduleError("schedule: micro-batch routes do not match the micro-batch count");
+    stage_device_ = s_.stage_device.data();
+    stage_costs_ = costs_.stage.data();
+    comm_ = costs_.comm;
+    ws_.part_base.resize(ix(S));
+    for (int st = 0; st < S; ++st) ws_.part_base[ix(st)] = ix(st) * ix(s_.microbatches) * 3;
+    part_base_ = ws_.part_base.data();
+    single_route_ = s_.routes.size() == 1;
+    if (single_route_) {
+      ws_.prev0.assign(ix(S), -1);
+      ws_.next0.assign(ix(S), -1);
+      const auto& route = s_.routes.front();
+      for (std::size_t k = 0; k < route.size(); ++k) {
+        if (route[k] < 0 || route[k] >= S) continue;  // validate() reports it
+        if (k > 0) ws_.prev0[ix(route[k])] = route[k - 1];
+        if (k + 1 < route.size()) ws_.next0[ix(route[k])] = route[k + 1];
+      }
+      prev0_ = ws_.prev0.data();
+      next0_ = ws_.next0.data();
+    }
+
+    tl.devices = P;
+    tl.device_begin.assign(ix(P) + 1, 0);
+    std::size_t n_runs = 0;
+    for (int d = 0; d < P; ++d) {
+      n_runs += s_.order[ix(d)].size();
+      if (n_runs > kMaxRuns)
+        throw ConfigError(fmt::format("schedule: more than {} tasks to simulate", kMaxRuns));
+      tl.device_begin[ix(d) + 1] = static_cast<int>(n_runs);
+    }
+    tl.runs.clear();
+    tl.runs.reserve(n_runs);
+    // Copy the tasks and reject those the engine cannot index (validate() gives the full report)
+    // in one pass.
+    for (int d = 0; d < P; ++d) {
+      for (const Task& t : s_.order[ix(d)]) {
+        if (!topo_.on_route(t.microbatch, t.stage) ||
+            (t.kind == Kind::FB && !topo_.on_route(t.microbatch2, t.stage2)))
+          throw ScheduleError(fmt::format(
+              "schedule: device {}: task {} names a stage or micro-batch outside the schedule "
+              "(run `ppsim validate` for the full report)",
+              d, to_string(t)));
+        tl.runs.push_back(TaskRun{t, 0, 0});
+      }
+    }
+    if (static_cast<int>(costs_.stage.size()) != S)
+      throw ConfigError(
+          fmt::format("cost model has {} stages, the schedule {}", costs_.stage.size(), S));
+    runs_ = tl.runs.data();
+    comms_ = &tl.comms;
+    tl.comms.clear();
+    tl.comms.reserve(n_runs);
+
+    n_parts_ = ix(S) * ix(s_.microbatches) * 3;
+    parts_ = ws_.parts.reset(n_parts_);
+    ws_.device.assign(ix(P), DeviceState{});
+    ws_.next_waiter.assign(ix(P), -1);
+    device_ = ws_.device.data();
+    next_waiter_ = ws_.next_waiter.data();
+    for (int d = 0; d < P; ++d) {
+      device_[d].cursor = tl.device_begin[ix(d)];
+      device_[d].end = tl.device_begin[ix(d) + 1];
+    }
+    if constexpr (kF.options) {
+      check_options(*opt_, n_runs);
+      const std::size_t nb = opt_->barrier_delay.size();
+      ws_.barrier_left.assign(nb, 0);
+      ws_.barrier_last.assign(nb, 0);
+      ws_.barrier_release.assign(nb, -1);
+      ws_.barrier_waiter.assign(nb, -1);
+      for (int b : opt_->barrier_member)
+        if (b >= 0) ++ws_.barrier_left[ix(b)];
+      for (std::size_t b = 0; b < nb; ++b)
+        if (ws_.barrier_left[b] == 0) ws_.barrier_release[b] = opt_->barrier_delay[b];
+    }
+
+    EndQueue events(P);
+    EndEvent ev{};
+    for (int d = 0; d < P; ++d)
+      if (try_start(d, ev)) events.set(ev);
+    while (!events.empty()) {
+      const int d = events.top();
+      finish(d);
+      // The device's next task first, then every device the results woke, in the order they
+      // parked: the insertion order that breaks ties between equal times.
+      if (try_start(d, ev)) events.set(ev);
+      else events.clear(d);
+      for (int k = 0; k < n_woken_; ++k) {
+        for (int w = woken_[ix(k)]; w >= 0;) {
+          const int next = next_waiter_[w];  // try_start(w) may park w again
+          if (try_start(w, ev)) events.set(ev);
+          w = next;
+        }
+      }
+    }
+
+    bool stuck = false;
+    for (int d = 0; d < P; ++d) stuck = stuck || device_[d].cursor != device_[d].end;
+    if (stuck) {
+      std::vector<int> next(ix(P));
+      for (int d = 0; d < P; ++d) next[ix(d)] = device_[d].cursor - tl.device_begin[ix(d)];
+      throw ScheduleError(describe_deadlock(s_, next));
+    }
+  }
+
+private:
+  // A cross-device input of the task being started, recorded as a message once it starts. No
+  // member initialisers: the engine fills one only when it needs it.
+  struct Crossing {
+    const PartState* state;
+    Kind kind;
+    int stage;
+    int microbatch;
+    int to_stage;
+  };
+
+  // PartIndex's layout (stage-major), with the stage's offset from a table.
+  [[nodiscard]] std::size_t part_at(Kind kind, int stage, int mb) const {
+    const std::size_t k = kind == Kind::F ? 0 : kind == Kind::B ? 1 : 2;
+    return part_base_[stage] + 3 * ix(mb) + k;
+  }
+  // The stage before / after `stage` on micro-batch mb's route (-1 at the ends).
+  [[nodiscard]] int prev_stage(int mb, int stage) const {
+    return single_route_ ? prev0_[stage] : topo_.prev_stage(mb, stage);
+  }
+  [[nodiscard]] int next_stage(int mb, int stage) const {
+    return single_route_ ? next0_[stage] : topo_.next_stage(mb, stage);
+  }
+
+  [[nodiscard]] Ticks duration(const Task& t) const {
+    const StageCosts& c = stage_costs_[t.stage];
+    switch (t.kind) {
+    case Kind::F: return c.F;
+    case Kind::B: return c.B;
+    case Kind::W: return c.W;
+    case Kind::BW: return c.BW;
+    case Kind::FB: return costs_.duration(t);
+    }
+    return 0;
+  }
+
+  // What try_start gathers about the inputs of the task it starts.
+  struct Inputs {
+    Ticks ready;  // when the device is free and every input has arrived
+    int n_crossing;
+    Crossing crossing[4];  // the cross-device inputs (an FB has at most three inputs)
+  };
+
+  // Needs part (kind, stage, mb) for the half on to_stage of device d's next task: false (d
+  // parked on it) when it does not exist yet; otherwise `in.ready` covers its arrival.
+  [[gnu::always_inline]] bool need(int d, Inputs& in, Kind kind, int stage, int mb,
+                                   int to_stage) {
+    PartState& st = parts_[part_at(kind, stage, mb)];
+    if (!st.exists()) [[unlikely]] {
+      next_waiter_[d] = st.waiter();
+      st.not_waiter = ~d;
+      return false;
+    }
+    Ticks avail = st.done();
+    if (stage_device_[stage] != d) {
+      avail = add_ticks(avail, comm_);
+      in.crossing[in.n_crossing++] = Crossing{&st, kind, stage, mb, to_stage};
+    }
+    in.ready = std::max(in.ready, avail);
+    return true;
+  }
+
+  // The inputs of one simple half (DESIGN.md), in for_each_dependency_simple's order.
+  [[gnu::always_inline]] bool needs(int d, Inputs& in, Kind kind, int stage, int mb) {
+    switch (kind) {
+    case Kind::F: {
+      const int prev = prev_stage(mb, stage);
+      return prev < 0 || need(d, in, Kind::F, prev, mb, stage);
+    }
+    case Kind::B:
+    case Kind::BW: {
+      const int next = next_stage(mb, stage);
+      if (next >= 0 && !need(d, in, Kind::B, next, mb, stage)) return false;
+      return need(d, in, Kind::F, stage, mb, stage);
+    }
+    case Kind::W: return need(d, in, Kind::B, stage, mb, stage);
+    case Kind::FB: break;
+    }
+    return true;
+  }
+
+  // Starts device d's next task if every input exists (ev = its end); otherwise parks d on the
+  // first missing part (or barrier).
+  bool try_start(int d, EndEvent& ev) {
+    DeviceState& dev = device_[d];
+    if (dev.busy || dev.cursor == dev.end) return false;
+    const int r = dev.cursor;
+    TaskRun& run = runs_[r];
+    const Task& t = run.task;
+    Inputs in;
+    in.ready = dev.free_at;
+    in.n_crossing = 0;
+    if (t.kind == Kind::FB) {
+      if (!needs(d, in, Kind::F, t.stage, t.microbatch)) return false;
+      if (!needs(d, in, t.kind2, t.stage2, t.microbatch2)) return false;
+    } else if (!needs(d, in, t.kind, t.stage, t.microbatch)) {
+      return false;
+    }
+    if constexpr (kF.options) {
+      const int g = opt_->barrier_gate.empty() ? -1 : opt_->barrier_gate[ix(r)];
+      if (g >= 0) {
+        if (ws_.barrier_release[ix(g)] < 0) {
+          next_waiter_[d] = ws_.barrier_waiter[ix(g)];
+          ws_.barrier_waiter[ix(g)] = d;
+          return false;
+        }
+        in.ready = std::max(in.ready, ws_.barrier_release[ix(g)]);
+      }
+    }
+    for (int k = 0; k < in.n_crossing; ++k) {
+      const Crossing& c = in.crossing[k];
+      const Ticks send = c.state->done();
+      comms_->push_back(CommEvent{c.state->producer, r, send, add_ticks(send, comm_),
+                                  Part{c.kind, c.stage, c.microbatch}, c.to_stage});
+    }
+    run.start = in.ready;
+    run.end = add_ticks(in.ready, duration(t));
+    dev.busy = true;
+    ev = EndEvent{run.end, seq_++, d};
+    // The device comes back here after its P - 1 neighbours had their turn: fetch what its next
+    // tasks will read now, so the DRAM latency of a hundred interleaved streams hides behind
+    // that work (the hardware prefetchers track far fewer).
+    if (r + kAhead < dev.end) __builtin_prefetch(&runs_[r + kAhead]);
+    const std::size_t ahead = part_at(Kind::F, t.stage, t.microbatch) + 3 * kAhead;
+    if (ahead < n_parts_) __builtin_prefetch(&parts_[ahead]);
+    return true;
+  }
+
+  // Marks a part done at the end of run r and detaches its waiters.
+  void produce(Kind kind, int stage, int mb, int r, Ticks end) {
+    PartState& st = parts_[part_at(kind, stage, mb)];
+    st.not_done = ~end;
+    st.producer = r;
+    if (st.not_waiter != 0) woken_[ix(n_woken_++)] = st.waiter();
+    st.not_waiter = 0;
+  }
+
+  void produce_half(Kind kind, int stage, int mb, int r, Ticks end) {
+    switch (kind) {
+    case Kind::F: produce(Kind::F, stage, mb, r, end); break;
+    case Kind::B: produce(Kind::B, stage, mb, r, end); break;
+    case Kind::W: produce(Kind::W, stage, mb, r, end); break;
+    case Kind::BW:
+      produce(Kind::B, stage, mb, r, end);
+      produce(Kind::W, stage, mb, r, end);
+      break;
+    case Kind::FB: break;
+    }
+  }
+
+  // Device d's running task ends: its results exist, its waiters are collected in woken_.
+  void finish(int d) {
+    DeviceState& dev = device_[d];
+    const int r = dev.cursor;
+    const TaskRun& run = runs_[r];
+    const Task& t = run.task;
+    n_woken_ = 0;
+    if (t.kind == Kind::FB) {
+      produce_half(Kind::F, t.stage, t.microbatch, r, run.end);
+      produce_half(t.kind2, t.stage2, t.microbatch2, r, run.end);
+    } else {
+      produce_half(t.kind, t.stage, t.microbatch, r, run.end);
+    }
+    dev.busy = false;
+    dev.free_at = run.end;
+    if constexpr (kF.options) {
+      if (!opt_->pause_after.empty())
+        dev.free_at = add_ticks(dev.free_at, opt_->pause_after[ix(r)]);
+      const int b = opt_->barrier_member.empty() ? -1 : opt_->barrier_member[ix(r)];
+      if (b >= 0) {
+        ws_.barrier_last[ix(b)] = std::max(ws_.barrier_last[ix(b)], run.end);
+        if (--ws_.barrier_left[ix(b)] == 0) {
+          ws_.barrier_release[ix(b)] = add_ticks(ws_.barrier_last[ix(b)], opt_->barrier_delay[ix(b)]);
+          if (ws_.barrier_waiter[ix(b)] >= 0) woken_[ix(n_woken_++)] = ws_.barrier_waiter[ix(b)];
+          ws_.barrier_waiter[ix(b)] = -1;
+        }
+      }
+    }
+    ++dev.cursor;
+  }
+
+  static constexpr std::size_t kMaxRuns = 3 * limits::kMaxStageMicrobatches;
+  static constexpr int kAhead = 4;  // runs (and micro-batches) a device's prefetch looks ahead
+
+  const Schedule& s_;
+  const CostModel& costs_;
+  const SimOptions* opt_;
+  Simulator::Workspace& ws_;
+  Topology topo_;
+  // The workspace's arrays, as raw pointers for the hot loop.
+  const int* stage_device_{nullptr};
+  const StageCosts* stage_costs_{nullptr};
+  Ticks comm_{0};
+  const std::size_t* part_base_{nullptr};
+  bool single_route_{false};
+  const int* prev0_{nullptr};
+  const int* next0_{nullptr};
+  TaskRun* runs_{nullptr};
+  std::vector<CommEvent>* comms_{nullptr};
+  PartState* parts_{nullptr};
+  std::size_t n_parts_{0};
+  DeviceState* device_{nullptr};
+  int* next_waiter_{nullptr};
+  std::uint64_t seq_{0};
+  // The waiter chains an end released: one per part an FB produces, plus a barrier.
+  std::array<int, 8> woken_{};
+  int n_woken_{0};
+};
+
+} // namespace
+
+Simulator::Simulator() : ws_(std::make_unique<Workspace>()) {}
+Simulator::~Simulator() = default;
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+
+void Simulator::run(const Schedule& schedule, const CostModel& costs, const SimOptions& options,
+                    Timeline& out) {
+  const bool plain = options.pause_after.empty() && options.barrier_member.empty() &&
+                     options.barrier_gate.empty() && options.barrier_delay.empty();
+  if (plain) Engine<Features{.options = false}>(schedule, costs, nullptr, *ws_).run(out);
+  else Engine<Features{.options = true}>(schedule, costs, &options, *ws_).run(out);
+}
+
 Timeline simulate(const Schedule& schedule, const CostModel& costs) {
-  return simulate_core<false>(schedule, costs, nullptr);
+  return simulate(schedule, costs, SimOptions{});
 }
 
 Timeline simulate(const Schedule& schedule, const CostModel& costs, const SimOptions& options) {
-  return simulate_core<true>(schedule, costs, &options);
+  Simulator sim;
+  Timeline tl;
+  sim.run(schedule, costs, options, tl);
+  return tl;
 }
 
 } // namespace ppsim

@@ -40,7 +40,8 @@ struct Task {
 
 /// Calls fn(kind, stage, microbatch) for each simple half of a task: the task itself, or an
 /// FB's forward and then its backward half.
-template <class Fn> void for_each_half(const Task& t, Fn&& fn) {
+template <class Fn>
+[[gnu::always_inline]] inline void for_each_half(const Task& t, Fn&& fn) {
   if (t.kind == Kind::FB) {
     fn(Kind::F, t.stage, t.microbatch);
     fn(t.kind2, t.stage2, t.microbatch2);

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 
 namespace ppsim {
 
@@ -15,6 +16,13 @@ Ticks ms_to_ticks(double ms, std::string_view where) {
     throw ConfigError(fmt::format("{}: expected a finite time >= 0 ms, got {}", where, ms));
   if (ms > limits::kMaxMs) throw ConfigError(fmt::format("{}: {} ms is too large", where, ms));
   return static_cast<Ticks>(std::llround(ms * 1e6));
+}
+
+void throw_time_overflow() {
+  throw ConfigError(fmt::format(
+      "the run's time exceeds {:.4g} ms, the longest time the simulator represents (int64 "
+      "nanoseconds): use smaller costs, fewer micro-batches or fewer iterations",
+      static_cast<double>(std::numeric_limits<Ticks>::max()) / 1e6));
 }
 
 Ticks seconds_to_ticks(double seconds) { return static_cast<Ticks>(std::llround(seconds * 1e9)); }

@@ -12,6 +12,24 @@ using Ticks = std::int64_t;
 
 inline constexpr Ticks kTicksPerMs = 1'000'000;
 
+/// Throws ConfigError: a time of the run (a task's end, a message's arrival, an iteration's end)
+/// does not fit in Ticks, i.e. exceeds about 9.2e12 ms.
+[[noreturn]] void throw_time_overflow();
+
+/// a + b for times of a run; throws ConfigError (throw_time_overflow) when the sum does not fit.
+/// Every sum of times the engine and the metrics form goes through this (or through a wider type).
+[[nodiscard]] inline Ticks add_ticks(Ticks a, Ticks b) {
+  Ticks sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) [[unlikely]] throw_time_overflow();
+  return sum;
+}
+/// t * factor for a count of times (iterations, tasks); throws like add_ticks.
+[[nodiscard]] inline Ticks mul_ticks(Ticks t, std::int64_t factor) {
+  Ticks product = 0;
+  if (__builtin_mul_overflow(t, factor, &product)) [[unlikely]] throw_time_overflow();
+  return product;
+}
+
 /// Milliseconds (finite, 0 <= ms <= limits::kMaxMs) to ticks, rounded to the nearest
 /// nanosecond; throws ConfigError naming `where` otherwise.
 [[nodiscard]] Ticks ms_to_ticks(double ms, std::string_view where);

@@ -62,16 +62,18 @@ std::vector<Violation> validate(const Schedule& s) {
   std::vector<Slot> made_at(n_parts, Slot{-1, -1});
   std::vector<std::uint8_t> via_bw(n_parts, 0);
 
-  // Pass 1: cells that are wrong on their own; record where each part is produced.
-  std::vector<std::vector<bool>> cell_ok(s.order.size());
+  // Pass 1, the only pass over every task of a valid schedule: cells that are wrong on their
+  // own; record where each part is produced; and the cells that may run before a prerequisite
+  // on their own device (one not yet produced at an earlier position there), for pass 3.
+  std::vector<Slot> check_order;
+  std::size_t produced = 0;
   for (std::size_t d = 0; d < s.order.size(); ++d) {
-    cell_ok[d].assign(s.order[d].size(), false);
     for (std::size_t i = 0; i < s.order[d].size(); ++i) {
       const Task& t = s.order[d][i];
       const Slot at{static_cast<int>(d), static_cast<int>(i)};
       const auto add = [&](std::string what) { out.push_back(Violation{at, std::move(what)}); };
       bool ok = true;
-      const auto check_half = [&](int stage, int mb) {
+      const auto check_half = [&](int stage, int mb) __attribute__((always_inline)) {
         if (stage < 0 || stage >= S) {
           add(fmt::format("{}: stage {} outside 0..{}", to_string(t), stage, S - 1));
           ok = false;
@@ -99,9 +101,8 @@ std::vector<Violation> validate(const Schedule& s) {
         check_half(t.stage, t.microbatch);
       }
       if (!ok) continue;
-      cell_ok[d][i] = true;
       const bool is_bw = t.kind == Kind::BW || (t.kind == Kind::FB && t.kind2 == Kind::BW);
-      for_each_product(t, [&](const Part& q) {
+      for_each_product(t, [&](const Part& q) __attribute__((always_inline)) {
         const auto qi = index(q);
         if (made_at[qi].index >= 0) {
           const Slot first = made_at[qi];
@@ -111,13 +112,28 @@ std::vector<Violation> validate(const Schedule& s) {
         }
         made_at[qi] = at;
         via_bw[qi] = (is_bw && q.kind != Kind::F) ? 1 : 0;
+        ++produced;
       });
+      // A prerequisite on a stage of this device is produced here (an OK cell records its parts
+      // on the device of its stage), so it must be recorded already, at an earlier position.
+      bool in_order = true;
+      for_each_dependency(topo, t, [&](const Part& q) {
+        if (s.stage_device[ix(q.stage)] != static_cast<int>(d)) return;
+        const Slot p = made_at[index(q)];
+        in_order = in_order && p.index >= 0 && p.index < static_cast<int>(i);
+      });
+      if (!in_order) check_order.push_back(at);
     }
   }
 
   // Pass 2: every (stage, micro-batch) on its route needs F, B and W exactly once, with B and W
-  // either both from one BW or both separate.
-  for (int j = 0; j < s.microbatches; ++j) {
+  // either both from one BW or both separate. Without a problem so far and with as many parts as
+  // the routes need, none is missing (every recorded part is on its route) and none is mixed (a
+  // BW next to its own B or W duplicates a part): the pass would find nothing.
+  std::size_t needed = 0;
+  for (int j = 0; j < s.microbatches; ++j)
+    needed += 3 * s.routes[ix(s.microbatch_route[ix(j)])].size();
+  for (int j = 0; j < s.microbatches && !(out.empty() && produced == needed); ++j) {
     const auto& route = s.routes[ix(s.microbatch_route[ix(j)])];
     for (int st : route) {
       const Part f{Kind::F, st, j}, b{Kind::B, st, j}, w{Kind::W, st, j};
@@ -135,24 +151,22 @@ std::vector<Violation> validate(const Schedule& s) {
     }
   }
 
-  // Pass 3: on one device, a task must come after the prerequisites that device itself runs.
-  for (std::size_t d = 0; d < s.order.size(); ++d) {
-    for (std::size_t i = 0; i < s.order[d].size(); ++i) {
-      if (!cell_ok[d][i]) continue;
-      const Task& t = s.order[d][i];
-      for_each_dependency(topo, t, [&](const Part& q) {
-        const Slot p = made_at[index(q)];
-        if (p.index < 0 || p.device != static_cast<int>(d)) return;
-        if (p.index >= static_cast<int>(i)) {
-          const bool self = p.index == static_cast<int>(i);
-          out.push_back(Violation{
-              Slot{static_cast<int>(d), static_cast<int>(i)},
-              self ? fmt::format("{}: needs {}, which it produces itself", to_string(t), part_name(q))
-                   : fmt::format("{}: runs before its prerequisite {} (position {} on device {})",
-                                 to_string(t), part_name(q), p.index, d)});
-        }
-      });
-    }
+  // Pass 3: on one device, a task must come after the prerequisites that device itself runs
+  // (the cells pass 1 could not clear, in device order).
+  for (const Slot& at : check_order) {
+    const Task& t = s.order[ix(at.device)][ix(at.index)];
+    for_each_dependency(topo, t, [&](const Part& q) {
+      const Slot p = made_at[index(q)];
+      if (p.index < 0 || p.device != at.device) return;
+      if (p.index >= at.index) {
+        const bool self = p.index == at.index;
+        out.push_back(Violation{
+            at, self ? fmt::format("{}: needs {}, which it produces itself", to_string(t),
+                                   part_name(q))
+                     : fmt::format("{}: runs before its prerequisite {} (position {} on device {})",
+                                   to_string(t), part_name(q), p.index, at.device)});
+      }
+    });
   }
   return out;
 }

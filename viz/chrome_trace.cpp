@@ -147,14 +147,18 @@ private:
     b3 += "\"compute\"}}";
   }
 
+  // The devices of a message: those of its producer and of its consumer.
+  [[nodiscard]] int sender(const CommEvent& c) const { return tl_.device_of(c.from); }
+  [[nodiscard]] int receiver(const CommEvent& c) const { return tl_.device_of(c.to); }
+
   // Per device, the comms it sends and receives (CSR, in comm order).
   void index_comms() {
     const std::size_t P = ix(tl_.devices);
     out_begin_.assign(P + 1, 0);
     in_begin_.assign(P + 1, 0);
     for (const CommEvent& c : tl_.comms) {
-      ++out_begin_[ix(tl_.runs[ix(c.from)].device) + 1];
-      ++in_begin_[ix(tl_.runs[ix(c.to)].device) + 1];
+      ++out_begin_[ix(sender(c)) + 1];
+      ++in_begin_[ix(receiver(c)) + 1];
     }
     for (std::size_t d = 0; d < P; ++d) {
       out_begin_[d + 1] += out_begin_[d];
@@ -165,8 +169,8 @@ private:
     std::vector<std::uint32_t> o(out_begin_.begin(), out_begin_.end() - 1);
     std::vector<std::uint32_t> i(in_begin_.begin(), in_begin_.end() - 1);
     for (std::uint32_t c = 0; c < tl_.comms.size(); ++c) {
-      out_list_[o[ix(tl_.runs[ix(tl_.comms[c].from)].device)]++] = c;
-      in_list_[i[ix(tl_.runs[ix(tl_.comms[c].to)].device)]++] = c;
+      out_list_[o[ix(sender(tl_.comms[c]))]++] = c;
+      in_list_[i[ix(receiver(tl_.comms[c]))]++] = c;
     }
   }
 
@@ -202,7 +206,7 @@ private:
               [](const Ev& a, const Ev& b) { return before(a, b); });
     for (const Ev& e : events_) {
       switch (e.type) {
-      case Type::slice: write_slice(tl_.runs[e.idx]); break;
+      case Type::slice: write_slice(tl_.runs[e.idx], d); break;
       case Type::flow_start: write_flow(e.idx, true); break;
       case Type::flow_end: write_flow(e.idx, false); break;
       case Type::counter: write_counter(d, series[e.idx]); break;
@@ -220,7 +224,7 @@ private:
     }
   }
 
-  void write_slice(const TaskRun& r) {
+  void write_slice(const TaskRun& r, int device) {
     const Task& t = r.task;
     std::string& b = event();
     b += "{\"name\":\"";
@@ -237,7 +241,7 @@ private:
     b += ",\"dur\":";
     append_ticks_us(b, r.end - r.start);
     b += ",\"pid\":";
-    append_int(b, r.device);
+    append_int(b, device);
     b += ",\"tid\":0,\"args\":{\"task\":";
     append_json_string(b, to_string(t));
     b += ",\"stage\":";
@@ -281,7 +285,7 @@ private:
     const TaskRun& r = tl_.runs[ix(start ? comm.from : comm.to)];
     append_ticks_us(b, start ? r.end : r.start);
     b += ",\"pid\":";
-    append_int(b, r.device);
+    append_int(b, start ? sender(comm) : receiver(comm));
     b += ",\"tid\":0}";
   }
 

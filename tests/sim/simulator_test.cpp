@@ -9,6 +9,7 @@
 #include "io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
+#include <tuple>
 
 using namespace ppsim;
 
@@ -163,4 +164,41 @@ TEST_CASE("when W needs more than F kept, B raises memory from its start", "[sim
   const CostModel c = cost_model_for(parse_costs("F=1,B=1,W=1,MB=1,MW=1.5"), s);
   const Metrics m = measure(simulate(s, c), c);
   CHECK(m.per_device[0].peak_memory == 1.5);
+}
+
+TEST_CASE("a run's device follows from its place in the timeline", "[sim]") {
+  const Schedule s = make_schedule("zb-h1", {.devices = 3, .microbatches = 4});
+  const Timeline t = simulate(s, cost_model_for(parse_costs("F=1"), s));
+  for (int d = 0; d < t.devices; ++d)
+    for (int r = t.device_begin[static_cast<std::size_t>(d)];
+         r < t.device_begin[static_cast<std::size_t>(d) + 1]; ++r)
+      CHECK(t.device_of(r) == d);
+  CHECK(sizeof(TaskRun) == 40);
+}
+
+TEST_CASE("a reused simulator gives every run exactly a fresh simulation", "[sim]") {
+  // Larger, smaller and differently shaped schedules through one Simulator and one Timeline.
+  Simulator sim;
+  Timeline reused;
+  for (const auto& [name, p, m] : {std::tuple{"zb-h2", 6, 24}, std::tuple{"1f1b", 2, 3},
+                                   std::tuple{"dualpipe-v", 4, 8}, std::tuple{"zb-v", 3, 7}}) {
+    CAPTURE(name, p, m);
+    const Schedule s = make_schedule(name, {.devices = p, .microbatches = m});
+    const CostModel c = cost_model_for(parse_costs("F=1,B=1.5,W=0.7,comm=0.1"), s);
+    const Timeline fresh = simulate(s, c);
+    sim.run(s, c, {}, reused);
+    REQUIRE(reused.runs.size() == fresh.runs.size());
+    CHECK(reused.device_begin == fresh.device_begin);
+    for (std::size_t r = 0; r < fresh.runs.size(); ++r) {
+      CHECK(reused.runs[r].task == fresh.runs[r].task);
+      CHECK(reused.runs[r].start == fresh.runs[r].start);
+      CHECK(reused.runs[r].end == fresh.runs[r].end);
+    }
+    REQUIRE(reused.comms.size() == fresh.comms.size());
+    for (std::size_t k = 0; k < fresh.comms.size(); ++k) {
+      CHECK(reused.comms[k].from == fresh.comms[k].from);
+      CHECK(reused.comms[k].to == fresh.comms[k].to);
+      CHECK(reused.comms[k].arrive == fresh.comms[k].arrive);
+    }
+  }
 }

@@ -78,3 +78,29 @@ TEST_CASE("a malformed placement or route is reported before the tasks", "[sim]"
   z.order.clear();
   CHECK_THAT(report(z), Catch::Contains("needs at least one device"));
 }
+
+TEST_CASE("problems come cell by cell, then missing parts, then order, each where it is",
+          "[sim]") {
+  // One pass records the cells; the order check only revisits cells it could not clear.
+  Schedule s = make_pipeline("mixed", 2, 2, loop_placement(2, 1));
+  const auto t = [](Kind k, int st, int mb) { return Task::make(k, st, mb); };
+  s.order[0] = {t(Kind::F, 0, 0), t(Kind::W, 0, 0), t(Kind::B, 0, 0),
+                t(Kind::F, 0, 1), t(Kind::B, 0, 1), t(Kind::W, 0, 1)};
+  s.order[1] = {t(Kind::F, 1, 0), t(Kind::B, 1, 0), t(Kind::W, 1, 0),
+                t(Kind::F, 1, 1), t(Kind::B, 1, 1), t(Kind::F, 1, 1)};
+  const auto v = validate(s);
+  REQUIRE(v.size() == 3);
+  CHECK(v[0].at == Slot{1, 5});
+  CHECK(v[0].what == "1F1: duplicate of 1F1 (already at device 1, position 3)");
+  CHECK(v[1].at == Slot{1, -1});
+  CHECK(v[1].what == "missing 1W1 (device 1)");
+  CHECK(v[2].at == Slot{0, 1});
+  CHECK(v[2].what == "0W0: runs before its prerequisite 0B0 (position 2 on device 0)");
+}
+
+TEST_CASE("a prerequisite on another device's stage is no order problem of this device",
+          "[sim]") {
+  // Device 0's B needs 1B0, produced later in device order but on device 1: valid.
+  const Schedule s = make_schedule("1f1b", {.devices = 3, .microbatches = 5});
+  CHECK(validate(s).empty());
+}

@@ -77,7 +77,8 @@ TEST_CASE("the trace has one complete event per task at its exact time", "[viz]"
   CHECK(text.find("\"dur\":1000.001") != std::string::npos);
 
   std::map<std::pair<int, std::string>, const TaskRun*> by_task;
-  for (const TaskRun& r : run.timeline.runs) by_task[{r.device, to_string(r.task)}] = &r;
+  for (int d = 0; d < run.timeline.devices; ++d)
+    for (const TaskRun& r : run.timeline.device_runs(d)) by_task[{d, to_string(r.task)}] = &r;
   REQUIRE(by_task.size() == run.timeline.runs.size());
 
   const auto xs = events_of(trace, "X");
@@ -186,9 +187,9 @@ TEST_CASE("every message is one flow from the producer's end to the consumer's s
     const CommEvent& c = comms[id];
     const TaskRun& from = run.timeline.runs[static_cast<std::size_t>(c.from)];
     const TaskRun& to = run.timeline.runs[static_cast<std::size_t>(c.to)];
-    CHECK(s.at("pid") == from.device);
+    CHECK(s.at("pid") == run.timeline.device_of(c.from));
     CHECK(s.at("ts").get<double>() == us(from.end));
-    CHECK(f.at("pid") == to.device);
+    CHECK(f.at("pid") == run.timeline.device_of(c.to));
     CHECK(f.at("ts").get<double>() == us(to.start));
     CHECK(f.at("bp") == "e");
     CHECK(s.at("cat") == "comm");
