@@ -115,7 +115,7 @@ IterationTimeline simulate_iterations(const Schedule& one, const CostModel& cost
     if (first_start < 0 || runs.front().start < first_start) first_start = runs.front().start;
     for (int i = 0; i < K; ++i)
       it.iteration_end[ix(i)] = std::max(it.iteration_end[ix(i)],
-                                         runs[ix(i + 1) * n - 1].end + o.optimizer_step);
+                                         add_ticks(runs[ix(i + 1) * n - 1].end, o.optimizer_step));
   }
   if (first_start < 0) first_start = 0;
   it.iteration_time = K >= 2 ? it.iteration_end[ix(K - 1)] - it.iteration_end[ix(K - 2)]

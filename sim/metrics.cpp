@@ -59,7 +59,10 @@ std::vector<std::vector<MemoryPoint>> memory_series(const Timeline& tl, const Co
 Metrics measure(const Timeline& tl, const CostModel& costs) {
   Metrics m;
   Ticks first = std::numeric_limits<Ticks>::max(), last = std::numeric_limits<Ticks>::min();
-  Ticks total_busy = 0;
+  // NOTE: sums over devices in 128 bits: each device's busy time fits in Ticks (its tasks do
+  // not overlap within its span), but P of them, or P times the makespan, may not.
+  __extension__ typedef __int128 Wide;
+  Wide total_busy = 0;
   for (int d = 0; d < tl.devices; ++d) {
     DeviceMetrics dm;
     dm.device = d;
@@ -89,7 +92,9 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
   m.bubble_rate = ratio(m.cost - m.ideal, m.cost);
   m.bubble_over_ideal = ratio(m.cost - m.ideal, m.ideal);
   m.idle_fraction =
-      m.makespan > 0 ? 1.0 - ratio(total_busy, static_cast<Ticks>(tl.devices) * m.makespan) : 0.0;
+      m.makespan > 0 ? 1.0 - static_cast<double>(total_busy) /
+                                 static_cast<double>(Wide{tl.devices} * Wide{m.makespan})
+                     : 0.0;
   m.peak_memory_bytes = costs.memory_unit_bytes > 0 ? m.peak_memory * costs.memory_unit_bytes : 0;
   return m;
 }

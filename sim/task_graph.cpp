@@ -174,8 +174,8 @@ CriticalPath critical_path(const Schedule& s, const CostModel& costs) {
     for (auto [e, end] = boost::out_edges(u, g.graph); e != end; ++e) {
       const auto v = boost::target(*e, g.graph);
       const bool cross = g.slot[u].device != g.slot[v].device;
-      const Ticks start = finish[u] + (cross ? costs.comm : 0);
-      const Ticks f = start + costs.duration(task_at(v));
+      const Ticks start = add_ticks(finish[u], cross ? costs.comm : 0);
+      const Ticks f = add_ticks(start, costs.duration(task_at(v)));
       if (f > finish[v]) {
         finish[v] = f;
         pred[v] = static_cast<std::ptrdiff_t>(u);

@@ -28,13 +28,18 @@ std::string ms_label(Ticks t) {
   return ticks_to_ms_text(us * 1000);
 }
 
+// Products of times and counts in 128 bits: a run may last up to the largest Ticks.
+__extension__ typedef __int128 Wide;
+
 // The columns of the time axis: column c covers [edge(c), edge(c+1)), num/den ns each.
 struct Axis {
   Ticks t0{0};
   long long cols{0};
   Ticks num{1};
   Ticks den{1};
-  [[nodiscard]] Ticks edge(long long c) const { return t0 + (c * num + den - 1) / den; }
+  [[nodiscard]] Ticks edge(long long c) const {
+    return t0 + static_cast<Ticks>((Wide{c} * num + den - 1) / den);
+  }
 };
 
 class AsciiWriter {
@@ -92,7 +97,7 @@ private:
     if (width_ > 0) {
       axis_ = Axis{t0, width_, span, width_};
     } else {
-      const long long cols = (span + min_dur_ - 1) / min_dur_;
+      const long long cols = (span - 1) / min_dur_ + 1;  // span > 0: ceil(span / min_dur_)
       axis_ = cols <= auto_width_cap ? Axis{t0, cols, min_dur_, 1}
                                      : Axis{t0, auto_width_cap, span, auto_width_cap};
     }
@@ -171,12 +176,13 @@ private:
       const Ticks len = hi - lo;
       if (!coarse) {
         if (best >= 0 && best_overlap >= len - busy) owner[ix(c)] = best;
-      } else if (best >= 0 && 2 * best_overlap >= len) {
+      } else if (best >= 0 && 2 * Wide{best_overlap} >= len) {
         owner[ix(c)] = best;
       } else {
-        owner[ix(c)] = 4 * busy >= 3 * len ? shade_full : 2 * busy >= len ? shade_half
-                       : 4 * busy >= len   ? shade_quarter
-                                           : shade_idle;
+        const Wide b = busy;
+        owner[ix(c)] = 4 * b >= 3 * Wide{len} ? shade_full : 2 * b >= len ? shade_half
+                       : 4 * b >= len         ? shade_quarter
+                                              : shade_idle;
       }
     }
     return owner;
@@ -269,7 +275,7 @@ private:
     return o == shade_full ? '#' : o == shade_half ? '=' : o == shade_quarter ? ':' : '.';
   }
   // A column lasts longer than the shortest task: several tasks may share it.
-  [[nodiscard]] bool is_coarse() const { return axis_.num > min_dur_ * axis_.den; }
+  [[nodiscard]] bool is_coarse() const { return axis_.num > Wide{min_dur_} * axis_.den; }
 
   const Run& run_;
   const Timeline& tl_;
