@@ -376,9 +376,10 @@ private:
 
 
 
-/// The measured timeline of one iteration from every rank's times (rank-major, as gathered).
+/// The measured timeline of one iteration from every rank's times (rank-major, as gathered);
+/// every message carries `message_bytes`.
 Timeline build_timeline(const Schedule& schedule, const ExecPlan& plan,
-                        const std::vector<std::vector<double>>& times) {
+                        const std::vector<std::vector<double>>& times, double message_bytes) {
   Timeline tl;
   tl.devices = schedule.devices;
   tl.device_begin.push_back(0);
@@ -409,7 +410,8 @@ Timeline build_timeline(const Schedule& schedule, const ExecPlan& plan,
         const int from = producer[part_index(m.part, schedule.stages())];
         const Ticks send = tl.runs[ix(from)].end;
         const Ticks arrive = std::max(send, seconds_to_ticks(arrival[part_index(m.part, schedule.stages())]));
-        tl.comms.push_back(CommEvent{from, run_of[ix(d)][i], send, arrive, m.part, m.to_stage});
+        tl.comms.push_back(CommEvent{from, run_of[ix(d)][i], send, send, arrive, message_bytes,
+                                     m.part, m.to_stage});
       }
   }
   return tl;
@@ -503,7 +505,8 @@ ExecResult execute(const Schedule& schedule, const ExecOptions& o) {
         for (int r = 0; r < size; ++r)
           per_rank[ix(r)].assign(all.begin() + displs[ix(r)],
                                  all.begin() + displs[ix(r)] + counts[ix(r)]);
-        result.iterations.push_back(build_timeline(schedule, me.plan(), per_rank));
+        result.iterations.push_back(build_timeline(schedule, me.plan(), per_rank,
+                                                   static_cast<double>(count * sizeof(float))));
       }
     }
     me.check_gradients(result);

@@ -5,6 +5,7 @@
 #include "io/text_file.hpp"
 #include "io/text_parse.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,13 +20,15 @@ using nlohmann::json;
 struct CostKey {
   std::string_view name;
   Ticks StageCosts::*ms{nullptr};   // a per-stage time
-  double StageCosts::*mb{nullptr};  // a per-stage memory, M_B units
+  double StageCosts::*mb{nullptr};  // a per-stage number: memory in M_B units, or bytes
   bool comm{false};                 // the per-edge communication time
 };
 constexpr CostKey kCostKeys[] = {
     {"F", &StageCosts::F},          {"B", &StageCosts::B},   {"W", &StageCosts::W},
     {"BW", &StageCosts::BW},        {"FB", &StageCosts::FB}, {"comm", nullptr, nullptr, true},
     {"MB", nullptr, &StageCosts::MB}, {"MW", nullptr, &StageCosts::MW},
+    {"act_bytes", nullptr, &StageCosts::act_bytes},
+    {"grad_bytes", nullptr, &StageCosts::grad_bytes},
 };
 
 std::string cost_key_names() {
@@ -47,6 +50,10 @@ void apply_costs(CostSpec& spec, std::string_view text) {
           fmt::format("--costs: unknown key '{}' (valid keys: {})", key, cost_key_names()));
     const auto where = fmt::format("--costs {}", key);
     const double value = parse_non_negative(text_value, where);
+    if (k->mb == &StageCosts::act_bytes || k->mb == &StageCosts::grad_bytes)
+      if (value > limits::kMaxMessageBytes)
+        throw ConfigError(fmt::format("{}: {} bytes is too large (limit {:.0e})", where,
+                                      text_value, limits::kMaxMessageBytes));
     if (k->comm) spec.comm = ms_to_ticks(value, where);
     for (auto& s : spec.stages) {
       if (k->ms != nullptr) s.*(k->ms) = ms_to_ticks(value, where);
@@ -87,12 +94,21 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
       return [&r, &field](const json& v, const std::string& at) { field = r.number(v, at); };
     };
     const auto ignored = [&r](const json& v, const std::string& at) { (void)r.number(v, at); };
+    const auto bytes = [&r](double& field) {
+      return [&r, &field](const json& v, const std::string& at) {
+        field = r.number(v, at);
+        if (!(field >= 0) || field > limits::kMaxMessageBytes)
+          r.fail(at, fmt::format("expected bytes in 0..{:.0e}", limits::kMaxMessageBytes));
+      };
+    };
     const detail::Field fields[] = {
         {"F", false, "", ms(c.F, &f)},      {"B", false, "", ms(c.B, &b)},
         {"W", false, "", ms(c.W, &w)},      {"BW", false, "", ms(c.BW)},
         {"FB", false, "", ms(c.FB)},        {"MB", false, "", number(c.MB)},
         {"MW", false, "", number(c.MW)},    {"MB_bytes", false, "", ignored},
         {"MW_bytes", false, "", ignored},   {"blocks", false, "", ignored},
+        {"act_bytes", false, "", bytes(c.act_bytes)},
+        {"grad_bytes", false, "", bytes(c.grad_bytes)},
     };
     detail::read_fields(r, st, sp, fields);
     if (!f || !b || !w) r.fail(sp, "each stage needs F, B and W (milliseconds)");

@@ -461,6 +461,8 @@ CalibrationResult run_calibration(const CalibrationOptions& options) {
     s.MW_bytes = b * 10.0 * act;
     s.MB = s.MB_bytes / r.memory_unit_bytes;
     s.MW = s.MW_bytes / r.memory_unit_bytes;
+    s.act_bytes = act;
+    s.grad_bytes = act;
     r.stages.push_back(s);
   }
   r.comm = measure_comm(options, dtype);
@@ -534,6 +536,8 @@ std::string cost_file_json(const CalibrationResult& r) {
     j["MW"] = s.MW;
     j["MB_bytes"] = as_bytes(s.MB_bytes);
     j["MW_bytes"] = as_bytes(s.MW_bytes);
+    j["act_bytes"] = as_bytes(s.act_bytes);
+    j["grad_bytes"] = as_bytes(s.grad_bytes);
     stages.push_back(std::move(j));
   }
   doc["stages"] = std::move(stages);
@@ -630,6 +634,8 @@ CostSpec to_cost_spec(const CalibrationResult& r) {
     c.FB = -1;
     c.MB = s.MB;
     c.MW = s.MW;
+    c.act_bytes = s.act_bytes;
+    c.grad_bytes = s.grad_bytes;
     spec.stages.push_back(c);
   }
   spec.comm = ms_to_ticks(r.comm.used_ms, "calibrate comm");

@@ -89,6 +89,9 @@ struct StageResult {
   double F_ms{0}, B_ms{0}, W_ms{0}, BW_ms{0};
   double MB{0}, MW{0};  ///< in M_B units
   double MB_bytes{0}, MW_bytes{0};
+  /// The message F sends to the next stage (its output, tokens x dim) and B sends back (the
+  /// input gradient, the same shape), in bytes.
+  double act_bytes{0}, grad_bytes{0};
 };
 
 /// Where the numbers came from.

@@ -65,8 +65,9 @@ Run run_request(const RunRequest& rq) {
   const double mem_limit = resolve_mem_limit(rq.mem_limit, devices, rq.costs);
   if (!file) schedule = build_schedule(rq, mem_limit);
   const IterationOptions& iterations = rq.iterations;
-  Run run = iterations.requested() ? run_iterations(std::move(schedule), rq.costs, iterations)
-                                   : run_schedule(std::move(schedule), rq.costs);
+  Run run = iterations.requested()
+                ? run_iterations(std::move(schedule), rq.costs, iterations, rq.comm)
+                : run_schedule(std::move(schedule), rq.costs, rq.comm);
   run.mem_limit = mem_limit;
   if (mem_limit >= 0) {
     for (const DeviceMetrics& d : run.metrics.per_device) {

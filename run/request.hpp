@@ -25,6 +25,7 @@ struct RunRequest {
   CostSpec costs;
   std::string mem_limit;  ///< `2p`, `1.5p` (K*p*M_B), `12` (M_B), `3GiB`; "" = none
   IterationOptions iterations;
+  CommOptions comm;  ///< --comm-mode and --link
 };
 
 /// A memory-limit text in M_B units: `Kp` = K*p, a bare number, or bytes (`3GiB`, `512MiB`,

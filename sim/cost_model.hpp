@@ -20,6 +20,11 @@ struct StageCosts {
   Ticks FB{-1};
   double MB{1.0};  ///< activation memory one micro-batch leaves after F
   double MW{0.5};  ///< of which W still needs after B
+  /// Bytes of the message F sends to the next stage (the activation) and B (or BW) sends to
+  /// the previous one (the input gradient); used by a sized link (sim/comm.hpp). They are the
+  /// tensors at the stage's boundary, so a stage cut into chunks keeps them whole.
+  double act_bytes{0};
+  double grad_bytes{0};
 
   friend bool operator==(const StageCosts&, const StageCosts&) = default;
 };

@@ -101,11 +101,13 @@ SimOptions iteration_sim_options(const Schedule& one, const IterationOptions& o)
 }
 
 IterationTimeline simulate_iterations(const Schedule& one, const CostModel& costs,
-                                      const IterationOptions& o) {
+                                      const IterationOptions& o, const CommOptions& comm) {
   check_iterations(o, one);
   const int K = o.count;
   IterationTimeline it;
-  it.timeline = simulate(repeat_schedule(one, K), costs, iteration_sim_options(one, o));
+  SimOptions options = iteration_sim_options(one, o);
+  options.comm = comm;
+  it.timeline = simulate(repeat_schedule(one, K), costs, options);
   it.iteration_end.assign(ix(K), 0);
   Ticks first_start = -1;
   for (int d = 0; d < it.timeline.devices; ++d) {
@@ -123,11 +125,12 @@ IterationTimeline simulate_iterations(const Schedule& one, const CostModel& cost
   return it;
 }
 
-Run run_iterations(Schedule one, const CostSpec& spec, const IterationOptions& o) {
+Run run_iterations(Schedule one, const CostSpec& spec, const IterationOptions& o,
+                   const CommOptions& comm) {
   check_iterations(o, one);
   // The first iteration alone: validation, metrics and parameters, exactly as a plain run.
-  Run run = run_schedule(std::move(one), spec);
-  IterationTimeline it = simulate_iterations(run.schedule, run.costs, o);
+  Run run = run_schedule(std::move(one), spec, comm);
+  IterationTimeline it = simulate_iterations(run.schedule, run.costs, o, comm);
   run.schedule = repeat_schedule(run.schedule, o.count);
   run.timeline = std::move(it.timeline);
   run.iterations.options = o;

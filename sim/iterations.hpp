@@ -60,6 +60,7 @@ void check_iterations(const IterationOptions& options, const Schedule& one_itera
 [[nodiscard]] SimOptions iteration_sim_options(const Schedule& one_iteration,
                                                const IterationOptions& options);
 
+
 /// The K-fold timeline and when each iteration ended.
 struct IterationTimeline {
   Timeline timeline;                ///< all K iterations, on repeat_schedule()'s runs
@@ -78,7 +79,8 @@ struct IterationTimeline {
 ///                                                         .sync = SyncMode::PostValidation});
 [[nodiscard]] IterationTimeline simulate_iterations(const Schedule& one_iteration,
                                                     const CostModel& costs,
-                                                    const IterationOptions& options);
+                                                    const IterationOptions& options,
+                                                    const CommOptions& comm = {});
 
 /// What a Run records about its iterations (Run::iterations); count 1 and a zero step for a
 /// plain single-iteration run.
@@ -97,6 +99,6 @@ struct IterationSummary {
 ///
 ///   Run r = run_iterations(make_schedule("1f1b", {4, 8}), parse_costs("F=1"), {.count = 3});
 [[nodiscard]] Run run_iterations(Schedule one_iteration, const CostSpec& costs,
-                                 const IterationOptions& options);
+                                 const IterationOptions& options, const CommOptions& comm = {});
 
 } // namespace ppsim

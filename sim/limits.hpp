@@ -10,5 +10,7 @@ inline constexpr int kMaxMicrobatches = 1'000'000;
 inline constexpr long long kMaxStageMicrobatches = 50'000'000;
 /// The largest time any input may give, in milliseconds.
 inline constexpr double kMaxMs = 1e12;
+/// The largest message a stage may send (act_bytes, grad_bytes), in bytes.
+inline constexpr double kMaxMessageBytes = 1e15;
 
 } // namespace ppsim::limits

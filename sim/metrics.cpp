@@ -41,7 +41,51 @@ template <class Fn> void for_each_memory_step(const TaskRun& r, const CostModel&
   }
 }
 
+// The device of every run (runs are grouped by device).
+std::vector<int> run_devices(const Timeline& tl) {
+  std::vector<int> device(tl.runs.size());
+  for (int d = 0; d < tl.devices; ++d)
+    std::fill(device.begin() + tl.device_begin[static_cast<std::size_t>(d)],
+              device.begin() + tl.device_begin[static_cast<std::size_t>(d) + 1], d);
+  return device;
+}
+
+template <class Fn> void comm_waits(const Timeline& tl, const std::vector<int>& device, Fn&& fn) {
+  const auto ix = [](int i) { return static_cast<std::size_t>(i); };
+  const bool blocking = !tl.sends_done.empty();
+  // The device is free for the next task from its previous task's end, or with blocking sends
+  // from the delivery of that task's messages (the wait until then is on communication).
+  const auto free_after = [&](int prev) {
+    return blocking ? std::max(tl.runs[ix(prev)].end, tl.sends_done[ix(prev)])
+                    : tl.runs[ix(prev)].end;
+  };
+  if (blocking) {
+    for (int d = 0; d < tl.devices; ++d)
+      for (int r = tl.device_begin[ix(d)] + 1; r < tl.device_begin[ix(d) + 1]; ++r) {
+        const Ticks end = std::min(free_after(r - 1), tl.runs[ix(r)].start);
+        if (end > tl.runs[ix(r - 1)].end) fn(CommWait{d, r, tl.runs[ix(r - 1)].end, end});
+      }
+  }
+  for (std::size_t k = 0; k < tl.comms.size();) {
+    const int r = tl.comms[k].to;
+    Ticks sent = tl.comms[k].send, arrived = tl.comms[k].arrive;
+    for (++k; k < tl.comms.size() && tl.comms[k].to == r; ++k) {
+      sent = std::max(sent, tl.comms[k].send);
+      arrived = std::max(arrived, tl.comms[k].arrive);
+    }
+    const int d = device[ix(r)];
+    if (r == tl.device_begin[ix(d)]) continue;  // before the device's span
+    const Ticks begin = std::max(free_after(r - 1), sent);
+    const Ticks end = std::min(arrived, tl.runs[ix(r)].start);
+    if (end > begin) fn(CommWait{d, r, begin, end});
+  }
+}
+
 } // namespace
+
+void for_each_comm_wait(const Timeline& tl, const std::function<void(const CommWait&)>& fn) {
+  comm_waits(tl, run_devices(tl), fn);
+}
 
 std::vector<std::vector<MemoryPoint>> memory_series(const Timeline& tl, const CostModel& costs) {
   std::vector<std::vector<MemoryPoint>> out(static_cast<std::size_t>(tl.devices));
@@ -84,6 +128,18 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
     m.ideal = std::max(m.ideal, dm.busy);
     m.peak_memory = std::max(m.peak_memory, dm.peak_memory);
     m.per_device.push_back(dm);
+  }
+  if (!tl.comms.empty()) {
+    const std::vector<int> device = run_devices(tl);
+    for (const CommEvent& c : tl.comms) {
+      const int from = device[static_cast<std::size_t>(c.from)];
+      DeviceMetrics& sender = m.per_device[static_cast<std::size_t>(from)];
+      ++sender.p2p_messages;
+      sender.p2p_bytes_sent += c.bytes;
+    }
+    comm_waits(tl, device, [&](const CommWait& w) {
+      m.per_device[static_cast<std::size_t>(w.device)].comm_wait += w.end - w.begin;
+    });
   }
   m.makespan = last > first ? last - first : 0;
   const auto ratio = [](Ticks a, Ticks b) {

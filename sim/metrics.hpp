@@ -5,6 +5,7 @@
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
 
+#include <functional>
 #include <vector>
 
 namespace ppsim {
@@ -15,6 +16,9 @@ struct DeviceMetrics {
   Ticks span{0};         ///< last end - first start
   Ticks idle{0};         ///< span - busy
   double peak_memory{0};  ///< highest running activation memory, M_B units
+  double p2p_bytes_sent{0};   ///< bytes of the messages it sent to other devices
+  long long p2p_messages{0};  ///< messages it sent to other devices
+  Ticks comm_wait{0};         ///< of its idle, the time spent waiting on communication (CommWait)
 };
 
 /// DESIGN.md's metrics, following its definitions exactly.
@@ -32,6 +36,23 @@ struct Metrics {
 
 ///   Metrics m = measure(simulate(s, costs), costs);
 [[nodiscard]] Metrics measure(const Timeline& timeline, const CostModel& costs);
+
+/// A stretch of a device's idle time spent waiting on communication, before run `run`: every
+/// input of that task exists but one is still in flight (from the latest of the device's free
+/// time and the inputs' sends, to the inputs' arrival), or, with blocking sends, the device's
+/// stream waits for the previous task's messages to be delivered. The rest of an idle gap is
+/// waiting on compute (an input not yet produced). Idle before a device's first task lies
+/// outside its span and is not counted.
+struct CommWait {
+  int device{0};
+  int run{0};
+  Ticks begin{0};
+  Ticks end{0};
+};
+/// Calls fn(const CommWait&) for each stretch (non-empty): first the blocking waits, device by
+/// device in time order, then the waits for inputs in the order of timeline.comms (a consumer's
+/// messages are adjacent there, as the engine and the executor record them).
+void for_each_comm_wait(const Timeline& timeline, const std::function<void(const CommWait&)>& fn);
 
 /// A step of a device's activation memory: from `time` on it holds `value` M_B.
 struct MemoryPoint {

@@ -8,12 +8,19 @@
 
 namespace ppsim {
 
-Run run_schedule(Schedule schedule, const CostSpec& costs) {
+Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& comm) {
   require_valid(schedule);
   Run run;
   run.costs = cost_model_for(costs, schedule);
-  run.timeline = simulate(schedule, run.costs);
+  if (comm.requested()) {
+    SimOptions options;
+    options.comm = comm;
+    run.timeline = simulate(schedule, run.costs, options);
+  } else {
+    run.timeline = simulate(schedule, run.costs);
+  }
   run.metrics = measure(run.timeline, run.costs);
+  run.comm = comm;
   run.parameters = {
       {"schedule", schedule.name},
       {"devices", fmt::format("{}", schedule.devices)},
@@ -23,6 +30,7 @@ Run run_schedule(Schedule schedule, const CostSpec& costs) {
       {"placement", placement_name(schedule)},
       {"costs", costs.source},
   };
+  if (comm.requested()) run.parameters.emplace_back("comm", describe(comm));
   run.schedule = std::move(schedule);
   return run;
 }

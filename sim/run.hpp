@@ -2,6 +2,7 @@
 // and the metrics.
 #pragma once
 
+#include "sim/comm.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/iterations.hpp"
 #include "sim/metrics.hpp"
@@ -26,12 +27,15 @@ struct Run {
   /// Several iterations (run_iterations): then schedule and timeline are the K-fold ones, while
   /// metrics stay those of one iteration. Count 1 and no step for a plain run.
   IterationSummary iterations;
+  /// The communication model it was simulated under (the default for a plain run).
+  CommOptions comm;
 };
 
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's
-/// stages, simulates and measures.
+/// stages, simulates (under `comm`) and measures.
 ///
 ///   Run r = run_schedule(make_schedule("1f1b", {4, 8}), parse_costs("F=1,B=1,W=1"));
-[[nodiscard]] Run run_schedule(Schedule schedule, const CostSpec& costs);
+[[nodiscard]] Run run_schedule(Schedule schedule, const CostSpec& costs,
+                               const CommOptions& comm = {});
 
 } // namespace ppsim

@@ -2,6 +2,7 @@
 // result exists. The event queue holds task ends, ordered by (time, insertion sequence).
 #include "sim/simulator.hpp"
 
+#include "sim/comm.hpp"
 #include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
@@ -121,6 +122,10 @@ void check_options(const SimOptions& o, std::size_t runs) {
     if (t < 0) throw ConfigError(fmt::format("simulator options: negative pause {} ns", t));
   for (Ticks t : o.barrier_delay)
     if (t < 0) throw ConfigError(fmt::format("simulator options: negative barrier delay {} ns", t));
+  sized(o.durations.size(), "durations");
+  for (Ticks t : o.durations)
+    if (t < 0) throw ConfigError(fmt::format("simulator options: negative duration {} ns", t));
+  check_comm_options(o.comm);
 }
 
 // One record per part, so a lookup touches one cache line. All zero bits is the initial state
@@ -153,6 +158,12 @@ struct Simulator::Workspace {
   std::vector<int> barrier_left;
   std::vector<Ticks> barrier_last, barrier_release;
   std::vector<int> barrier_waiter;
+  MessageCosts messages;
+  // Contention: each part's arrival (set when it is sent), the link of each (route, stage,
+  // direction) and when each link is free.
+  ZeroedBuffer<Ticks> arrive;
+  std::vector<int> link_of;
+  std::vector<Ticks> link_free;
 };
 
 namespace {
@@ -160,7 +171,9 @@ namespace {
 // Which optional machinery an instantiation of the engine carries; simulate()'s hot path has
 // none of it, so every option branch compiles away there.
 struct Features {
-  bool options;  // pauses and barriers (SimOptions)
+  bool options;    // pauses and barriers (SimOptions)
+  bool sends;      // work at the sender: blocking sends or contention (SimOptions::comm)
+  bool durations;  // per-run durations (SimOptions::durations)
 };
 
 // One run of the engine over a schedule. Every time sum goes through add_ticks, so a run whose
@@ -185,7 +198,12 @@ public:
       throw ScheduleError("schedule: micro-batch routes do not match the micro-batch count");
     stage_device_ = s_.stage_device.data();
     stage_costs_ = costs_.stage.data();
-    comm_ = costs_.comm;
+    if (opt_ != nullptr) check_comm_options(opt_->comm);
+    if (static_cast<int>(costs_.stage.size()) == S) {
+      ws_.messages = message_costs(costs_, opt_ != nullptr ? opt_->comm.link : LinkModel{});
+      forward_time_ = ws_.messages.forward_time.data();
+      backward_time_ = ws_.messages.backward_time.data();
+    }
     ws_.part_base.resize(ix(S));
     for (int st = 0; st < S; ++st) ws_.part_base[ix(st)] = ix(st) * ix(s_.microbatches) * 3;
     part_base_ = ws_.part_base.data();
@@ -231,6 +249,7 @@ public:
       throw ConfigError(
           fmt::format("cost model has {} stages, the schedule {}", costs_.stage.size(), S));
     runs_ = tl.runs.data();
+    tl.sends_done.clear();
     comms_ = &tl.comms;
     tl.comms.clear();
     tl.comms.reserve(n_runs);
@@ -245,8 +264,21 @@ public:
       device_[d].cursor = tl.device_begin[ix(d)];
       device_[d].end = tl.device_begin[ix(d) + 1];
     }
+    if constexpr (kF.durations) durations_ = opt_->durations.data();
+    if constexpr (kF.sends) {
+      blocking_ = opt_->comm.mode == CommMode::Blocking;
+      contention_ = opt_->comm.link.contention != Contention::None;
+      if (blocking_) {
+        tl.sends_done.assign(n_runs, 0);
+        sends_done_out_ = tl.sends_done.data();
+      }
+      if (contention_) {
+        arrive_ = ws_.arrive.reset(n_parts_);
+        make_links();
+      }
+    }
+    if constexpr (kF.options || kF.sends || kF.durations) check_options(*opt_, n_runs);
     if constexpr (kF.options) {
-      check_options(*opt_, n_runs);
       const std::size_t nb = opt_->barrier_delay.size();
       ws_.barrier_left.assign(nb, 0);
       ws_.barrier_last.assign(nb, 0);
@@ -292,6 +324,7 @@ private:
   // member initialisers: the engine fills one only when it needs it.
   struct Crossing {
     const PartState* state;
+    std::size_t qi;
     Kind kind;
     int stage;
     int microbatch;
@@ -309,6 +342,46 @@ private:
   }
   [[nodiscard]] int next_stage(int mb, int stage) const {
     return single_route_ ? next0_[stage] : topo_.next_stage(mb, stage);
+  }
+  // The time of the message carrying part (kind, stage): F forward, B backward.
+  [[nodiscard]] Ticks message_time(Kind kind, int stage) const {
+    return kind == Kind::F ? forward_time_[stage] : backward_time_[stage];
+  }
+  // When the message carrying part qi (produced at `done`) arrives.
+  [[nodiscard]] Ticks arrival(std::size_t qi, Kind kind, int stage, Ticks done) const {
+    if constexpr (kF.sends)
+      if (contention_) return arrive_[qi];
+    return add_ticks(done, message_time(kind, stage));
+  }
+
+  // Contention: one link per directed device pair that carries a message of some route, and
+  // for each (route, stage, direction) the link its messages take (-1: none, or within the
+  // device).
+  void make_links() {
+    const int S = s_.stages();
+    const auto R = s_.routes.size();
+    ws_.link_of.assign(R * ix(S) * 2, -1);
+    std::vector<std::pair<int, int>> pairs;  // link id -> (from, to) device
+    const auto link = [&](int from, int to) {
+      for (std::size_t k = 0; k < pairs.size(); ++k)
+        if (pairs[k] == std::pair{from, to}) return static_cast<int>(k);
+      pairs.emplace_back(from, to);
+      return static_cast<int>(pairs.size()) - 1;
+    };
+    for (std::size_t r = 0; r < R; ++r) {
+      const auto& route = s_.routes[r];
+      for (std::size_t k = 0; k < route.size(); ++k) {
+        const int st = route[k];
+        if (st < 0 || st >= S) continue;
+        const int d = stage_device_[st];
+        const std::size_t at = (r * ix(S) + ix(st)) * 2;
+        if (k + 1 < route.size() && stage_device_[route[k + 1]] != d)
+          ws_.link_of[at] = link(d, stage_device_[route[k + 1]]);
+        if (k > 0 && stage_device_[route[k - 1]] != d)
+          ws_.link_of[at + 1] = link(d, stage_device_[route[k - 1]]);
+      }
+    }
+    ws_.link_free.assign(pairs.size(), 0);
   }
 
   [[nodiscard]] Ticks duration(const Task& t) const {
@@ -334,7 +407,8 @@ private:
   // parked on it) when it does not exist yet; otherwise `in.ready` covers its arrival.
   [[gnu::always_inline]] bool need(int d, Inputs& in, Kind kind, int stage, int mb,
                                    int to_stage) {
-    PartState& st = parts_[part_at(kind, stage, mb)];
+    const std::size_t qi = part_at(kind, stage, mb);
+    PartState& st = parts_[qi];
     if (!st.exists()) [[unlikely]] {
       next_waiter_[d] = st.waiter();
       st.not_waiter = ~d;
@@ -342,8 +416,8 @@ private:
     }
     Ticks avail = st.done();
     if (stage_device_[stage] != d) {
-      avail = add_ticks(avail, comm_);
-      in.crossing[in.n_crossing++] = Crossing{&st, kind, stage, mb, to_stage};
+      avail = arrival(qi, kind, stage, avail);
+      in.crossing[in.n_crossing++] = Crossing{&st, qi, kind, stage, mb, to_stage};
     }
     in.ready = std::max(in.ready, avail);
     return true;
@@ -399,11 +473,16 @@ private:
     for (int k = 0; k < in.n_crossing; ++k) {
       const Crossing& c = in.crossing[k];
       const Ticks send = c.state->done();
-      comms_->push_back(CommEvent{c.state->producer, r, send, add_ticks(send, comm_),
+      const Ticks arrive = arrival(c.qi, c.kind, c.stage, send);
+      const double bytes = c.kind == Kind::F ? stage_costs_[c.stage].act_bytes
+                                             : stage_costs_[c.stage].grad_bytes;
+      comms_->push_back(CommEvent{c.state->producer, r, send,
+                                  arrive - message_time(c.kind, c.stage), arrive, bytes,
                                   Part{c.kind, c.stage, c.microbatch}, c.to_stage});
     }
     run.start = in.ready;
-    run.end = add_ticks(in.ready, duration(t));
+    if constexpr (kF.durations) run.end = add_ticks(in.ready, durations_[r]);
+    else run.end = add_ticks(in.ready, duration(t));
     dev.busy = true;
     ev = EndEvent{run.end, seq_++, d};
     // The device comes back here after its P - 1 neighbours had their turn: fetch what its next
@@ -415,13 +494,32 @@ private:
     return true;
   }
 
-  // Marks a part done at the end of run r and detaches its waiters.
+  // Marks a part done at the end of run r and detaches its waiters; with sender-side work,
+  // sends it to the device of the stage that needs it.
   void produce(Kind kind, int stage, int mb, int r, Ticks end) {
-    PartState& st = parts_[part_at(kind, stage, mb)];
+    const std::size_t qi = part_at(kind, stage, mb);
+    PartState& st = parts_[qi];
     st.not_done = ~end;
     st.producer = r;
     if (st.not_waiter != 0) woken_[ix(n_woken_++)] = st.waiter();
     st.not_waiter = 0;
+    if constexpr (kF.sends) {
+      if (kind == Kind::W) return;
+      const bool forward = kind == Kind::F;
+      const int to = forward ? next_stage(mb, stage) : prev_stage(mb, stage);
+      if (to < 0 || stage_device_[to] == stage_device_[stage]) return;
+      Ticks start = end;
+      if (contention_) {
+        // First sent, first served: ends are processed in time order, so a link takes its
+        // messages in the order they were sent.
+        const std::size_t at = (ix(s_.microbatch_route[ix(mb)]) * ix(s_.stages()) + ix(stage)) * 2;
+        Ticks& free = ws_.link_free[ix(ws_.link_of[at + (forward ? 0 : 1)])];
+        start = std::max(start, free);
+        free = add_ticks(start, message_time(kind, stage));
+        arrive_[qi] = free;
+      }
+      sends_done_ = std::max(sends_done_, add_ticks(start, message_time(kind, stage)));
+    }
   }
 
   void produce_half(Kind kind, int stage, int mb, int r, Ticks end) {
@@ -444,6 +542,7 @@ private:
     const TaskRun& run = runs_[r];
     const Task& t = run.task;
     n_woken_ = 0;
+    if constexpr (kF.sends) sends_done_ = run.end;
     if (t.kind == Kind::FB) {
       produce_half(Kind::F, t.stage, t.microbatch, r, run.end);
       produce_half(t.kind2, t.stage2, t.microbatch2, r, run.end);
@@ -452,6 +551,12 @@ private:
     }
     dev.busy = false;
     dev.free_at = run.end;
+    if constexpr (kF.sends) {
+      if (blocking_) {
+        dev.free_at = sends_done_;  // isend + wait: the stream waits for its messages
+        sends_done_out_[r] = sends_done_;
+      }
+    }
     if constexpr (kF.options) {
       if (!opt_->pause_after.empty())
         dev.free_at = add_ticks(dev.free_at, opt_->pause_after[ix(r)]);
@@ -479,7 +584,14 @@ private:
   // The workspace's arrays, as raw pointers for the hot loop.
   const int* stage_device_{nullptr};
   const StageCosts* stage_costs_{nullptr};
-  Ticks comm_{0};
+  const Ticks* forward_time_{nullptr};
+  const Ticks* backward_time_{nullptr};
+  const Ticks* durations_{nullptr};
+  bool blocking_{false};
+  bool contention_{false};
+  Ticks* arrive_{nullptr};
+  Ticks sends_done_{0};         // the latest delivery of the ending run's messages
+  Ticks* sends_done_out_{nullptr};
   const std::size_t* part_base_{nullptr};
   bool single_route_{false};
   const int* prev0_{nullptr};
@@ -505,10 +617,22 @@ Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 void Simulator::run(const Schedule& schedule, const CostModel& costs, const SimOptions& options,
                     Timeline& out) {
-  const bool plain = options.pause_after.empty() && options.barrier_member.empty() &&
-                     options.barrier_gate.empty() && options.barrier_delay.empty();
-  if (plain) Engine<Features{.options = false}>(schedule, costs, nullptr, *ws_).run(out);
-  else Engine<Features{.options = true}>(schedule, costs, &options, *ws_).run(out);
+  const bool barriers = !(options.pause_after.empty() && options.barrier_member.empty() &&
+                         options.barrier_gate.empty() && options.barrier_delay.empty());
+  const bool sends = options.comm.mode == CommMode::Blocking ||
+                     options.comm.link.contention != Contention::None;
+  const bool durations = !options.durations.empty();
+  const SimOptions* opt = &options;
+  const auto go = [&]<Features kF>() { Engine<kF>(schedule, costs, opt, *ws_).run(out); };
+  // The combinations as instantiations; the plain one is simulate()'s hot path.
+  if (!barriers && !sends && !durations) go.template operator()<Features{false, false, false}>();
+  else if (!barriers && !sends) go.template operator()<Features{false, false, true}>();
+  else if (!barriers && !durations) go.template operator()<Features{false, true, false}>();
+  else if (!barriers) go.template operator()<Features{false, true, true}>();
+  else if (!sends && !durations) go.template operator()<Features{true, false, false}>();
+  else if (!sends) go.template operator()<Features{true, false, true}>();
+  else if (!durations) go.template operator()<Features{true, true, false}>();
+  else go.template operator()<Features{true, true, true}>();
 }
 
 Timeline simulate(const Schedule& schedule, const CostModel& costs) {

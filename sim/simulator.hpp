@@ -1,6 +1,7 @@
 // The deterministic discrete-event engine: a schedule and a cost model in, a timeline out.
 #pragma once
 
+#include "sim/comm.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
@@ -12,7 +13,8 @@ namespace ppsim {
 
 /// Runs every device's task list in order. A task starts when the task before it on its device
 /// has ended and every dependency (DESIGN.md) has ended, plus the comm latency when it crossed
-/// devices; sends are asynchronous. Events are processed in (time, insertion) order.
+/// devices; sends are asynchronous (SimOptions::comm has the other models). Events are
+/// processed in (time, insertion) order.
 /// Throws ScheduleError when the schedule cannot progress, naming each device's blocked task,
 /// what it waits for, and a cycle of the task graph when there is one.
 ///
@@ -20,10 +22,15 @@ namespace ppsim {
 ///   const Timeline t = simulate(s, cost_model_for(parse_costs("F=1"), s));
 [[nodiscard]] Timeline simulate(const Schedule& schedule, const CostModel& costs);
 
-/// Extensions of the engine (multi-iteration runs, sim/iterations.hpp). Per-run vectors are
+/// Extensions of the engine: multi-iteration runs (sim/iterations.hpp), the communication
+/// model (sim/comm.hpp) and sampled task durations (sim/variability.hpp). Per-run vectors are
 /// indexed like Timeline::runs (device by device, each in its order) and are either empty (off)
 /// or hold one entry per run.
 struct SimOptions {
+  /// Blocking sends, a link sized by bytes, contention; the default is the plain model.
+  CommOptions comm;
+  /// Each run's duration instead of the cost model's (a sample of noisy durations).
+  std::vector<Ticks> durations;
   /// The device stays busy this long after the run ends (an optimizer step); the run's results
   /// still exist at its end, so no other device waits for the pause.
   std::vector<Ticks> pause_after;

@@ -18,13 +18,17 @@ struct TaskRun {
   Ticks end{0};
 };
 
-/// A cross-device dependency: the result `part` of run `from`, sent at `send`, usable at
-/// `arrive` by run `to`, whose half on stage `to_stage` needs it.
+/// A message: the result `part` of run `from`, sent at `send` (the producer's end), on the
+/// link from `start` (later than `send` when it queued behind another message, Contention
+/// Duplex) until `arrive`, when run `to`, whose half on stage `to_stage` needs it, may use it.
+/// `bytes` is what it carries (StageCosts::act_bytes / grad_bytes; 0 when unknown).
 struct CommEvent {
   int from{0};
   int to{0};
   Ticks send{0};
+  Ticks start{0};
   Ticks arrive{0};
+  double bytes{0};
   Part part;
   int to_stage{0};
 };
@@ -36,6 +40,9 @@ struct Timeline {
   std::vector<TaskRun> runs;
   std::vector<int> device_begin;
   std::vector<CommEvent> comms;
+  /// With blocking sends (CommMode::Blocking): per run, when its device's stream is free again
+  /// after the run's messages were delivered (its end when it sent none). Empty otherwise.
+  std::vector<Ticks> sends_done;
 
   /// The device of run `run` (a binary search over device_begin).
   [[nodiscard]] int device_of(int run) const {

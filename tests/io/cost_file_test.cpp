@@ -1,4 +1,5 @@
 // Tests of --costs parsing, cost files and the expansion of costs over stages.
+#include "schedules/registry.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
 #include "io/cost_file.hpp"
@@ -95,4 +96,26 @@ TEST_CASE("per-device-stage profiles map virtual stages to the piece of the mode
   Schedule three = make_pipeline("t", 3, 1, loop_placement(3, 1));
   CHECK_THAT(error_of([&] { (void)cost_model_for(spec, three); }),
              Catch::Contains("2 stage entries, but the schedule has 3 devices"));
+}
+
+TEST_CASE("message bytes come from --costs or per stage from a cost file, whole per chunk",
+          "[sim][comm]") {
+  const CostSpec spec = parse_costs("act_bytes=4e6,grad_bytes=1e6");
+  CHECK(spec.stages.front().act_bytes == 4e6);
+  CHECK(spec.stages.front().grad_bytes == 1e6);
+  const CostSpec file = parse_cost_json(
+      R"({"schema": "ppsim.costs/1", "stages": [{"F": 1, "B": 1, "W": 1, "act_bytes": 8,
+          "grad_bytes": 16}, {"F": 1, "B": 1, "W": 1}]})",
+      "mine.json");
+  CHECK(file.stages[0].act_bytes == 8);
+  CHECK(file.stages[0].grad_bytes == 16);
+  CHECK(file.stages[1].act_bytes == 0);
+  CHECK_THROWS_WITH(parse_cost_json(R"({"schema": "ppsim.costs/1", "stages": [{"F": 1, "B": 1,
+                        "W": 1, "act_bytes": -1}]})",
+                                    "bad.json"),
+                    Catch::Contains("bad.json: /stages/0/act_bytes"));
+  // A boundary tensor: chunks of a device-stage send the same bytes as the whole.
+  const Schedule s = make_schedule("interleaved-1f1b", {.devices = 2, .microbatches = 4});
+  const CostModel m = cost_model_for(spec, s);
+  for (const StageCosts& c : m.stage) CHECK(c.act_bytes == 4e6);
 }

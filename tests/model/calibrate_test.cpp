@@ -104,6 +104,12 @@ TEST_CASE("the memory deltas come from the tensors the MLP keeps", "[calibrate]"
   CHECK(r.memory_unit_bytes == 3 * 5 * act);  // stage 0: x and h of 3 blocks
   CHECK(r.stages[0].MB_bytes == 3 * 5 * act);
   CHECK(r.stages[0].MW_bytes == 3 * 10 * act);  // x, h, do and dh
+  // The messages across the stage's boundary: its output and its input gradient, T x D each.
+  for (const auto& st : r.stages) {
+    CHECK(st.act_bytes == act);
+    CHECK(st.grad_bytes == act);
+  }
+  CHECK(to_cost_spec(r).stages[0].act_bytes == act);
   CHECK(r.stages[0].MB == 1.0);
   CHECK(r.stages[0].MW == 2.0);  // W needs more than F kept: B raises memory
   CHECK(r.stages[1].MB == Approx(2.0 / 3.0));
