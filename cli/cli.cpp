@@ -2,6 +2,7 @@
 #include "cli/cli.hpp"
 
 #include "cli/commands.hpp"
+#include "io/comm_text.hpp"
 #include "io/cost_file.hpp"
 #include "io/text_parse.hpp"
 #include "model/calibrate.hpp"
@@ -35,6 +36,15 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
                  "calibrate on this CPU first: dim=..,tokens=..,blocks=..[,threads=..]");
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
+  if (cmd.get_name() != "export") {
+    cmd.add_option("--comm-mode", o.comm_mode,
+                   "async (sends do not occupy the sender; default) or blocking (isend + wait: "
+                   "the sender waits until its message is delivered)");
+    cmd.add_option("--link", o.link,
+                   "latency=MS,bandwidth=GB/s,contention=none|duplex: a message takes latency + "
+                   "bytes / bandwidth (bytes: --costs act_bytes=,grad_bytes=); duplex: one "
+                   "message at a time per directed device pair");
+  }
   // NOTE: execute has its own --iterations (real training steps on MPI ranks) and export writes
   // one iteration's order; neither simulates iterations, so they do not get these options.
   if (cmd.get_name() == "execute" || cmd.get_name() == "export") return;
@@ -83,6 +93,8 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   rq.costs = costs;
   rq.mem_limit = o.mem_limit;
   rq.iterations = iteration_options(o);
+  rq.comm.mode = parse_comm_mode(o.comm_mode);
+  if (!o.link.empty()) rq.comm.link = parse_link(o.link);
   return rq;
 }
 

@@ -36,6 +36,8 @@ struct RunOptions {
   std::string costs_file;
   std::string calibrate;
   std::string mem_limit;
+  std::string comm_mode{"async"};  ///< --comm-mode async|blocking
+  std::string link;                ///< --link latency=MS,bandwidth=GB/s,contention=...
   int iterations{1};           ///< --iterations K
   std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
   std::string sync{"allreduce"};  ///< --sync allreduce|post-validation

@@ -3,6 +3,7 @@
 
 #include "io/json_text.hpp"
 #include "sim/errors.hpp"
+#include "sim/metrics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -53,6 +54,12 @@ public:
                                     max_width, options.width));
     }
     width_ = options.width;
+    // The stretches of idle spent waiting on communication, per device in time order.
+    waits_.resize(ix(tl_.devices));
+    for_each_comm_wait(tl_, [&](const CommWait& w) {
+      waits_[ix(w.device)].emplace_back(w.begin, w.end);
+    });
+    for (auto& w : waits_) std::sort(w.begin(), w.end());
   }
 
   void write(std::ostream& out) {
@@ -153,15 +160,21 @@ private:
   // What each column shows: the run of the device that covers most of it (>= 0; ties: the
   // earlier) or a shade (< 0, see shade_char). Fine columns show the run when it covers at least
   // as much as idle does; coarse ones only when it covers half the column, else how busy it is.
+  // An idle column shows a wait on communication when that is at least half of its idle time.
   [[nodiscard]] std::vector<int> owners(int d) const {
     const bool coarse = is_coarse();
     const auto runs = tl_.device_runs(d);
+    const auto& waits = waits_[ix(d)];
     std::vector<int> owner(ix(axis_.cols), -1);
-    std::size_t i = 0;
+    std::size_t i = 0, w = 0;
     for (long long c = 0; c < axis_.cols; ++c) {
       const Ticks lo = axis_.edge(c);
       const Ticks hi = axis_.edge(c + 1);
       while (i < runs.size() && runs[i].end <= lo) ++i;
+      while (w < waits.size() && waits[w].second <= lo) ++w;
+      Ticks waiting = 0;
+      for (std::size_t k = w; k < waits.size() && waits[k].first < hi; ++k)
+        waiting += std::min(waits[k].second, hi) - std::max(waits[k].first, lo);
       Ticks best_overlap = 0, busy = 0;
       int best = -1;
       for (std::size_t j = i; j < runs.size() && runs[j].start < hi; ++j) {
@@ -176,6 +189,7 @@ private:
       const Ticks len = hi - lo;
       if (!coarse) {
         if (best >= 0 && best_overlap >= len - busy) owner[ix(c)] = best;
+        else if (waiting > 0 && 2 * Wide{waiting} >= len - busy) owner[ix(c)] = shade_comm;
       } else if (best >= 0 && 2 * Wide{best_overlap} >= len) {
         owner[ix(c)] = best;
       } else {
@@ -183,6 +197,8 @@ private:
         owner[ix(c)] = 4 * b >= 3 * Wide{len} ? shade_full : 2 * b >= len ? shade_half
                        : 4 * b >= len         ? shade_quarter
                                               : shade_idle;
+        if (owner[ix(c)] == shade_idle && waiting > 0 && 2 * Wide{waiting} >= len - busy)
+          owner[ix(c)] = shade_comm;
       }
     }
     return owner;
@@ -204,6 +220,7 @@ private:
     s.append(pre, ' ');
     for (long long c = 0; c < axis_.cols; ++c) s += c % tick_every == 0 ? '+' : '-';
     s += '\n';
+    bool comm_shown = false;
     for (int d = 0; d < tl_.devices; ++d) {
       const auto runs = tl_.device_runs(d);
       const std::vector<int> owner = owners(d);
@@ -216,6 +233,7 @@ private:
           row.replace(ix(c), ix(e - c), label(runs[ix(o)].task, ix(e - c)));
         } else {
           row.replace(ix(c), ix(e - c), ix(e - c), shade_char(o));
+          comm_shown = comm_shown || o == shade_comm;
         }
         c = e;
       }
@@ -242,6 +260,10 @@ private:
     if (is_coarse()) {
       s += "        a column no task covers half of shows how busy the device is: # >= 3/4,\n"
            "        = >= 1/2, : >= 1/4, . less\n";
+    }
+    if (comm_shown) {
+      s += "        ~ = idle waiting for a message in flight (the task's inputs exist), . = idle\n"
+           "        waiting on compute\n";
     }
   }
 
@@ -271,8 +293,13 @@ private:
   static constexpr int shade_quarter = -2;
   static constexpr int shade_half = -3;
   static constexpr int shade_full = -4;
+  static constexpr int shade_comm = -5;  // idle, waiting on a message in flight
   static char shade_char(int o) {
-    return o == shade_full ? '#' : o == shade_half ? '=' : o == shade_quarter ? ':' : '.';
+    return o == shade_full      ? '#'
+           : o == shade_half    ? '='
+           : o == shade_quarter ? ':'
+           : o == shade_comm    ? '~'
+                                : '.';
   }
   // A column lasts longer than the shortest task: several tasks may share it.
   [[nodiscard]] bool is_coarse() const { return axis_.num > Wide{min_dur_} * axis_.den; }
@@ -284,6 +311,7 @@ private:
   long long width_{0};
   Ticks min_dur_{0};
   Axis axis_;
+  std::vector<std::vector<std::pair<Ticks, Ticks>>> waits_;  // per device: [begin, end)
 };
 
 } // namespace

@@ -46,8 +46,8 @@ public:
     b += "{\"displayTimeUnit\":\"ms\",\n\"otherData\":";
     write_other_data();
     b += ",\n\"traceEvents\":[";
-    for (int d = 0; d < tl_.devices; ++d) write_metadata(d);
     index_comms();
+    for (int d = 0; d < tl_.devices; ++d) write_metadata(d);
     memory_ = memory_series(tl_, run_.costs);
     for (int d = 0; d < tl_.devices; ++d) write_device(d);
     sink_.buf() += "\n]}\n";
@@ -56,7 +56,7 @@ public:
 
 private:
   // What a device's block is made of; sorted by (ts, rank, seq, type, idx).
-  enum class Type : std::uint8_t { slice, flow_start, flow_end, counter };
+  enum class Type : std::uint8_t { slice, flow_start, flow_end, counter, message };
   struct Ev {
     Ticks ts;
     std::int64_t seq;
@@ -118,7 +118,10 @@ private:
       field("busy_ms", ms(dm.busy));
       field("span_ms", ms(dm.span));
       field("idle_ms", ms(dm.idle));
-      field("peak_memory", dm.peak_memory, false);
+      field("peak_memory", dm.peak_memory);
+      field("p2p_bytes_sent", dm.p2p_bytes_sent);
+      field("p2p_messages", static_cast<double>(dm.p2p_messages));
+      field("comm_wait_ms", ms(dm.comm_wait), false);
       b += '}';
     }
     b += "]}}";
@@ -145,7 +148,16 @@ private:
     b2 += "}}";
     std::string& b3 = meta("thread_name", "name");
     b3 += "\"compute\"}}";
+    if (sends_slices_[ix(d)]) {
+      std::string& b4 = event();
+      b4 += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
+      append_int(b4, d);
+      b4 += ",\"tid\":1,\"args\":{\"name\":\"comm\"}}";
+    }
   }
+
+  // A message that takes time is a slice on its sender's comm track.
+  [[nodiscard]] bool has_slice(const CommEvent& c) const { return c.arrive > c.start; }
 
   // The devices of a message: those of its producer and of its consumer.
   [[nodiscard]] int sender(const CommEvent& c) const { return tl_.device_of(c.from); }
@@ -168,9 +180,11 @@ private:
     in_list_.resize(tl_.comms.size());
     std::vector<std::uint32_t> o(out_begin_.begin(), out_begin_.end() - 1);
     std::vector<std::uint32_t> i(in_begin_.begin(), in_begin_.end() - 1);
+    sends_slices_.assign(P, false);
     for (std::uint32_t c = 0; c < tl_.comms.size(); ++c) {
       out_list_[o[ix(sender(tl_.comms[c]))]++] = c;
       in_list_[i[ix(receiver(tl_.comms[c]))]++] = c;
+      if (has_slice(tl_.comms[c])) sends_slices_[ix(sender(tl_.comms[c]))] = true;
     }
   }
 
@@ -190,6 +204,9 @@ private:
       const bool empty = p.end == p.start;
       events_.push_back(Ev{p.end, 2 * std::int64_t{tl_.comms[c].from} + 1, c,
                            static_cast<std::uint8_t>(empty ? 2 : 0), Type::flow_start});
+      // The message on the comm track (tid 1): after everything of tid 0 at its start.
+      if (has_slice(tl_.comms[c]))
+        events_.push_back(Ev{tl_.comms[c].start, std::int64_t{c}, c, 3, Type::message});
     }
     // A flow end binds to the enclosing slice: right after its consumer's slice.
     for (std::uint32_t k = in_begin_[ix(d)]; k < in_begin_[ix(d) + 1]; ++k) {
@@ -210,6 +227,7 @@ private:
       case Type::flow_start: write_flow(e.idx, true); break;
       case Type::flow_end: write_flow(e.idx, false); break;
       case Type::counter: write_counter(d, series[e.idx]); break;
+      case Type::message: write_message(e.idx, d); break;
       }
       sink_.maybe_flush();
     }
@@ -289,6 +307,28 @@ private:
     b += ",\"tid\":0}";
   }
 
+  void write_message(std::uint32_t c, int device) {
+    const CommEvent& comm = tl_.comms[c];
+    std::string& b = event();
+    b += "{\"name\":\"";
+    append_flow_name(b, c);
+    b += "\",\"cat\":\"comm\",\"ph\":\"X\",\"ts\":";
+    append_ticks_us(b, comm.start);
+    b += ",\"dur\":";
+    append_ticks_us(b, comm.arrive - comm.start);
+    b += ",\"pid\":";
+    append_int(b, device);
+    b += ",\"tid\":1,\"args\":{\"to_device\":";
+    append_int(b, receiver(comm));
+    b += ",\"bytes\":";
+    append_json_number(b, comm.bytes);
+    if (comm.start > comm.send) {
+      b += ",\"queued_us\":";
+      append_ticks_us(b, comm.start - comm.send);
+    }
+    b += "}}";
+  }
+
   void write_counter(int d, const MemoryPoint& p) {
     std::string& b = event();
     b += "{\"name\":\"activation memory\",\"ph\":\"C\",\"ts\":";
@@ -319,6 +359,7 @@ private:
   bool multi_chunk_;
   bool first_event_{true};
   std::vector<std::uint32_t> out_begin_, in_begin_, out_list_, in_list_;
+  std::vector<bool> sends_slices_;  // per device: whether its comm track has a slice
   std::vector<std::vector<MemoryPoint>> memory_;
   std::vector<Ev> events_;
 };

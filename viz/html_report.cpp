@@ -49,7 +49,7 @@ std::string esc(std::string_view s) { return xml_escaped(s); }
 std::string percent(double x) { return fmt::format("{:.2f}%", 100.0 * x); }
 std::string memory_text(double mb) { return fmt::format("{:.4g}", mb); }
 
-void legend(std::ostream& out, int max_chunks) {
+void legend(std::ostream& out, int max_chunks, bool comm_waits) {
   out << "<p class=\"legend\">";
   for (const Kind k : {Kind::F, Kind::B, Kind::W, Kind::BW, Kind::FB}) {
     for (int c = 0; c < max_chunks; ++c) {
@@ -58,7 +58,11 @@ void legend(std::ostream& out, int max_chunks) {
                          max_chunks > 1 ? fmt::format(" chunk {}", c) : "");
     }
   }
-  out << "<span><i style=\"background:#e4e4e4\"></i>idle</span></p>\n";
+  out << "<span><i style=\"background:#e4e4e4\"></i>idle</span>";
+  if (comm_waits)
+    out << "<span><i style=\"background:repeating-linear-gradient(45deg,#e4e4e4 0 2px,#d08c2a 2px "
+           "3.5px)\"></i>idle, waiting for a message in flight</span>";
+  out << "</p>\n";
 }
 
 void summary_table(std::ostream& out, std::span<const Run> runs) {
@@ -167,7 +171,11 @@ void write_html_report(std::ostream& out, std::span<const Run> runs,
   page << "</div>\n";
 
   page << "<h2>Timelines</h2>\n";
-  legend(page, std::min(max_chunks, 4));
+  // Waiting on communication is hatched in the timelines that have any.
+  bool comm_waits = false;
+  for (const Run& r : runs)
+    for (const DeviceMetrics& d : r.metrics.per_device) comm_waits = comm_waits || d.comm_wait > 0;
+  legend(page, std::min(max_chunks, 4), comm_waits);
   const TimelineSvgOptions svg{options.timeline_width, span, options.max_rects};
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Run& r = runs[i];

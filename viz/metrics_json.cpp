@@ -22,6 +22,18 @@ double peak_all_iterations(const Run& run) {
   return peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
 }
 
+// The communication model of a run that asked for one (--comm-mode, --link).
+ojson comm_json(const CommOptions& c) {
+  ojson j;
+  j["mode"] = comm_mode_name(c.mode);
+  if (c.link.sized) {
+    j["latency_ms"] = ticks_to_ms(c.link.latency);
+    if (c.link.bandwidth > 0) j["bandwidth_gb_per_s"] = c.link.bandwidth;
+  }
+  j["contention"] = contention_name(c.link.contention);
+  return j;
+}
+
 ojson to_json(const Run& run) {
   const Metrics& m = run.metrics;
   const Schedule& s = run.schedule;
@@ -45,6 +57,7 @@ ojson to_json(const Run& run) {
   if (m.peak_memory_bytes > 0) j["peak_memory_bytes"] = m.peak_memory_bytes;
   if (run.mem_limit >= 0) j["mem_limit"] = run.mem_limit;
   j["comm_ms"] = ticks_to_ms(run.costs.comm);
+  if (run.comm.requested()) j["comm"] = comm_json(run.comm);
   j["costs"] = run.costs.source;
   if (run.iterations.options.requested()) {
     j["iterations"] = K;
@@ -63,6 +76,9 @@ ojson to_json(const Run& run) {
     e["peak_memory"] = d.peak_memory;
     if (run.costs.memory_unit_bytes > 0)
       e["peak_memory_bytes"] = d.peak_memory * run.costs.memory_unit_bytes;
+    e["p2p_bytes_sent"] = d.p2p_bytes_sent;
+    e["p2p_messages"] = d.p2p_messages;
+    e["comm_wait_ms"] = ticks_to_ms(d.comm_wait);
     per.push_back(std::move(e));
   }
   j["per_device"] = std::move(per);
@@ -106,11 +122,20 @@ void write_run_report(std::ostream& out, const Run& run) {
                        memory(peak_all_iterations(run)));
   }
   out << "\n";
-  out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", "device", "busy_ms", "span_ms",
+  // With a communication model asked for, what each device sent and how long it waited on it.
+  const bool comm = run.comm.requested();
+  out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", "device", "busy_ms", "span_ms",
                      "idle_ms", "peak_M_B");
-  for (const DeviceMetrics& d : m.per_device)
-    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", d.device, ticks_to_ms_text(d.busy),
+  out << (comm ? fmt::format(" {:>9} {:>14} {:>13}\n", "messages", "bytes_sent", "comm_wait_ms")
+               : std::string("\n"));
+  for (const DeviceMetrics& d : m.per_device) {
+    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", d.device, ticks_to_ms_text(d.busy),
                        ticks_to_ms_text(d.span), ticks_to_ms_text(d.idle), memory(d.peak_memory));
+    out << (comm ? fmt::format(" {:>9} {:>14} {:>13}\n", d.p2p_messages,
+                               fmt::format("{:.6g}", d.p2p_bytes_sent),
+                               ticks_to_ms_text(d.comm_wait))
+                 : std::string("\n"));
+  }
 }
 
 void write_compare_table(std::ostream& out, std::span<const Run> runs) {

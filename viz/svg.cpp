@@ -2,6 +2,7 @@
 #include "viz/svg.hpp"
 
 #include "io/json_text.hpp"
+#include "sim/metrics.hpp"
 #include "sim/schedule.hpp"
 #include "viz/metrics_json.hpp"
 
@@ -134,6 +135,13 @@ constexpr double row_gap = 4;
 constexpr double axis_h = 26;
 constexpr double note_h = 16;
 
+// Idle spent waiting on a message in flight: the idle grey under amber diagonal stripes.
+constexpr std::string_view comm_hatch_defs =
+    "<defs><pattern id=\"comm-hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+    "patternTransform=\"rotate(45)\"><rect width=\"4\" height=\"4\" fill=\"#e4e4e4\"/>"
+    "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"4\" stroke=\"#d08c2a\" stroke-width=\"1.5\"/>"
+    "</pattern></defs>\n";
+
 class TimelineSvg {
 public:
   TimelineSvg(const Run& run, const TimelineSvgOptions& o)
@@ -152,6 +160,15 @@ public:
     width_ = std::max(1, o.width);
     scale_ = span_ > 0 ? static_cast<double>(width_) / static_cast<double>(span_) : 0;
     aggregated_ = tl_.runs.size() > o.max_rects;
+    // The idle stretches spent waiting on communication, per device in time order.
+    waits_.resize(static_cast<std::size_t>(std::max(0, tl_.devices)));
+    for_each_comm_wait(tl_, [&](const CommWait& w) {
+      waits_[static_cast<std::size_t>(w.device)].push_back(w);
+      any_wait_ = true;
+    });
+    for (auto& w : waits_)
+      std::sort(w.begin(), w.end(),
+                [](const CommWait& a, const CommWait& b) { return a.begin < b.begin; });
   }
 
   void write(std::ostream& out) {
@@ -167,6 +184,7 @@ public:
     attr(s, "role", "img");
     attr(s, "aria-label", fmt::format("timeline of {}", run_.schedule.name));
     s += " font-family=\"sans-serif\" font-size=\"10\">\n";
+    if (any_wait_ && !aggregated_) s += comm_hatch_defs;
     rows_y_ = top + note;
     if (aggregated_) {
       s += "<text class=\"note\" x=\"";
@@ -251,6 +269,7 @@ private:
         append_xml_escaped(s, fmt::format("device {}: idle {} ms (from {} ms)", d, ticks_to_ms_text(gap),
                                           ticks_to_ms_text(runs[i - 1].end - t0_)));
         s += "</title></rect>\n";
+        comm_waits(d, y, runs[i - 1].end, r.start);
       }
       const Task& t = r.task;
       const int c = chunk(t.stage);
@@ -281,6 +300,21 @@ private:
       s += "<g class=\"labels\" text-anchor=\"middle\" fill=\"#111111\" pointer-events=\"none\">\n";
       s += labels_;
       s += "</g>\n";
+    }
+  }
+
+  // The parts of device d's idle gap [from, to) spent waiting on communication, hatched.
+  void comm_waits(int d, double y, Ticks from, Ticks to) {
+    std::string& s = s_;
+    for (const CommWait& w : waits_[static_cast<std::size_t>(d)]) {
+      if (w.end <= from || w.begin >= to) continue;
+      rect("comm-wait", x_of(w.begin), y, static_cast<double>(w.end - w.begin) * scale_,
+           "url(#comm-hatch)");
+      s += "><title>";
+      append_xml_escaped(s, fmt::format("device {}: waiting for a message {} ms (from {} ms)", d,
+                                        ticks_to_ms_text(w.end - w.begin),
+                                        ticks_to_ms_text(w.begin - t0_)));
+      s += "</title></rect>\n";
     }
   }
 
@@ -381,6 +415,8 @@ private:
   const Timeline& tl_;
   Topology topo_;
   TimelineSvgOptions options_;
+  std::vector<std::vector<CommWait>> waits_;  // per device, by start
+  bool any_wait_{false};
   Ticks t0_{0};
   Ticks makespan_{0};
   Ticks span_{0};

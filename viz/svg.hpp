@@ -35,7 +35,9 @@ struct TimelineSvgOptions {
 /// The timeline as a standalone `<svg>` element: per device a row of `rect.task` (one per task,
 /// class `task <kind> c<chunk>`, filled by task_fill, the micro-batch number inside when it
 /// fits, a `<title>` tooltip with device, stage, chunk, micro-batch, start and duration) and
-/// `rect.idle` gaps inside the device's span; a time axis in ms below.
+/// `rect.idle` gaps inside the device's span, with `rect.comm-wait` (hatched) over the parts of
+/// a gap spent waiting on a message in flight (CommWait; not in the aggregated view); a time
+/// axis in ms below.
 ///
 ///   std::ostringstream svg;
 ///   write_timeline_svg(svg, run_schedule(make_schedule("zb-h1", {4, 8}), parse_costs("F=1")));

@@ -33,9 +33,11 @@ run)
   # The measured trace holds one task event per task, as the simulator's trace of the schedule.
   "$ppsim" simulate -s "$schedule" -p "$np" -m "$m" --trace "$work/simulated.json" >/dev/null ||
     fail "ppsim simulate failed"
-  want=$(grep -o '"ph":"X"' "$work/simulated.json" | wc -l)
-  got=$(grep -o '"ph":"X"' "$work/measured.json" | wc -l)
-  pred=$(grep -o '"ph":"X"' "$work/measured-predicted.json" | wc -l)
+  # Task slices only (the compute track, tid 0; messages are slices on tid 1).
+  tasks='"ph":"X","ts":[0-9.]*,"dur":[0-9.]*,"pid":[0-9]*,"tid":0'
+  want=$(grep -o "$tasks" "$work/simulated.json" | wc -l)
+  got=$(grep -o "$tasks" "$work/measured.json" | wc -l)
+  pred=$(grep -o "$tasks" "$work/measured-predicted.json" | wc -l)
   [ "$want" -gt 0 ] && [ "$got" -eq "$want" ] && [ "$pred" -eq "$want" ] ||
     fail "$schedule -np $np: $got measured and $pred predicted task events, expected $want"
   echo "mpi_test: $schedule -np $np: $got task events, gradients equal the reference"

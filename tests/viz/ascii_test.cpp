@@ -143,3 +143,21 @@ TEST_CASE("the zb-h1 grid at p = 4, m = 8 matches the approved golden file", "[v
   const std::string text = ascii_text(make_run("zb-h1", 4, 8, "F=1,B=1,W=1"));
   check_golden("data/golden/ascii_zb_h1_p4_m8.txt", text);
 }
+
+TEST_CASE("idle spent waiting for a message is drawn as ~, idle waiting on compute as .",
+          "[viz][comm]") {
+  // 1F1B p=2 m=2, F = 1, BW = 2, comm = 1, blocking sends (tests/sim/comm_test.cpp): device 0
+  // waits for its own sends in [1,2) and [3,4), for B0 in [5,6) and B1 in [9,10), on compute in
+  // [4,5) and [8,9).
+  CommOptions blocking;
+  blocking.mode = CommMode::Blocking;
+  const Run run = run_schedule(make_schedule("1f1b", {.devices = 2, .microbatches = 2}),
+                               parse_costs("F=1,B=1,W=1,comm=1"), blocking);
+  const std::string text = ascii_text(run);
+  CHECK(row_of(text, 0) == "0~1~.~aa.~bb");
+  CHECK(row_of(text, 1) == "..0aa~1bb...");
+  CHECK_THAT(text, Catch::Contains("~ = idle waiting for a message in flight"));
+  // Without communication time nothing waits on it, and the legend stays as it was.
+  const std::string plain = ascii_text(make_run("1f1b", 2, 2, "F=1,B=1,W=1"));
+  CHECK(plain.find('~') == std::string::npos);
+}

@@ -40,6 +40,14 @@ std::vector<json> events_of(const json& trace, std::string_view ph) {
   return out;
 }
 
+// The task slices: complete events on a device's compute track (tid 0).
+std::vector<json> task_events(const json& trace) {
+  std::vector<json> out;
+  for (const json& e : events_of(trace, "X"))
+    if (e.at("tid") == 0) out.push_back(e);
+  return out;
+}
+
 std::string expected_name(const Task& t) {
   return std::string(kind_name(t.kind)) + std::to_string(t.microbatch);
 }
@@ -81,7 +89,7 @@ TEST_CASE("the trace has one complete event per task at its exact time", "[viz]"
     for (const TaskRun& r : run.timeline.device_runs(d)) by_task[{d, to_string(r.task)}] = &r;
   REQUIRE(by_task.size() == run.timeline.runs.size());
 
-  const auto xs = events_of(trace, "X");
+  const auto xs = task_events(trace);
   REQUIRE(xs.size() == run.timeline.runs.size());
   std::set<std::pair<int, std::string>> seen;
   for (const json& e : xs) {
@@ -109,7 +117,7 @@ TEST_CASE("task names carry the chunk when a device holds several, and FB names 
     const Run run = run_schedule(two_chunk_schedule(), parse_costs("F=1,B=1,W=1"));
     const json trace = trace_json(run);
     std::multiset<std::string> names;
-    for (const json& e : events_of(trace, "X")) {
+    for (const json& e : task_events(trace)) {
       names.insert(e.at("name").get<std::string>());
       const int stage = e.at("args").at("stage");
       CHECK(e.at("args").at("chunk") == stage / 2);
@@ -127,7 +135,7 @@ TEST_CASE("task names carry the chunk when a device holds several, and FB names 
     const Run run = run_schedule(overlapped_schedule(), parse_costs("F=1,B=1,W=1"));
     const json trace = trace_json(run);
     int fb = 0;
-    for (const json& e : events_of(trace, "X")) {
+    for (const json& e : task_events(trace)) {
       if (e.at("cat") != "FB") continue;
       ++fb;
       CHECK(e.at("name") == "F1+B0");
@@ -307,7 +315,7 @@ TEST_CASE("a large run streams a valid trace", "[viz][.slow]") {
   REQUIRE(run.timeline.runs.size() == 786432);
   const std::string text = trace_text(run);
   const json trace = json::parse(text);
-  CHECK(events_of(trace, "X").size() == 786432);
+  CHECK(task_events(trace).size() == 786432);
 }
 
 TEST_CASE("every registered schedule gives a trace with its tasks and named flows",
@@ -316,7 +324,7 @@ TEST_CASE("every registered schedule gives a trace with its tasks and named flow
     CAPTURE(info.name);
     const Run run = make_run(info.name, 4, 8, "F=1,B=1,W=1,comm=0.1");
     const json trace = trace_json(run);
-    CHECK(events_of(trace, "X").size() == run.timeline.runs.size());
+    CHECK(task_events(trace).size() == run.timeline.runs.size());
     const auto starts = events_of(trace, "s");
     CHECK(starts.size() == run.timeline.comms.size());
     CHECK(events_of(trace, "f").size() == run.timeline.comms.size());
@@ -326,7 +334,7 @@ TEST_CASE("every registered schedule gives a trace with its tasks and named flow
       CHECK(name.find(" -> stage ") != std::string::npos);
     }
     const bool chunked = run.schedule.chunks() > 1;
-    for (const json& e : events_of(trace, "X")) {
+    for (const json& e : task_events(trace)) {
       const std::string name = e.at("name");
       CAPTURE(name);
       CHECK((name.find(".c") != std::string::npos) == chunked);
@@ -340,4 +348,47 @@ TEST_CASE("the zb-h1 trace at p = 2, m = 2 with comm matches the approved golden
   std::ostringstream out;
   write_chrome_trace(out, make_run("zb-h1", 2, 2, "F=1,B=1,W=1,comm=0.25"));
   check_golden("data/golden/trace_zb_h1_p2_m2.json", out.str());
+}
+
+TEST_CASE("every message that takes time is a slice on its sender's comm track",
+          "[viz][comm]") {
+  // GPipe p=2 m=2, comm 3, duplex: F1 queues behind F0 for 2 ms (tests/sim/comm_test.cpp).
+  CommOptions duplex;
+  duplex.link.contention = Contention::Duplex;
+  const Run run = run_schedule(make_schedule("gpipe", {.devices = 2, .microbatches = 2}),
+                               parse_costs("F=1,B=1,W=1,comm=3,act_bytes=1e6,grad_bytes=5e5"),
+                               duplex);
+  const json trace = trace_json(run);
+  std::vector<json> messages;
+  for (const json& e : events_of(trace, "X"))
+    if (e.at("tid") == 1) messages.push_back(e);
+  REQUIRE(messages.size() == run.timeline.comms.size());
+  for (const json& e : messages) {
+    CAPTURE(e.dump());
+    CHECK(e.at("cat") == "comm");
+    const CommEvent* c = nullptr;
+    for (const CommEvent& k : run.timeline.comms)
+      if (us(k.start) == e.at("ts").get<double>() && run.timeline.device_of(k.from) == e.at("pid"))
+        c = &k;
+    REQUIRE(c != nullptr);
+    CHECK(e.at("dur").get<double>() == us(c->arrive - c->start));
+    CHECK(e.at("args").at("bytes") == c->bytes);
+    CHECK(e.at("args").at("to_device") == run.timeline.device_of(c->to));
+    CHECK(e.at("args").contains("queued_us") == (c->start > c->send));
+  }
+  const auto f1 = std::find_if(messages.begin(), messages.end(),
+                               [](const json& e) { return e.at("name") == "F1 -> stage 1"; });
+  REQUIRE(f1 != messages.end());
+  CHECK(f1->at("ts") == 4000);
+  CHECK(f1->at("dur") == 3000);
+  CHECK(f1->at("args").at("queued_us") == 2000);
+  CHECK(f1->at("args").at("bytes") == 1e6);
+  int comm_tracks = 0;
+  for (const json& e : events_of(trace, "M"))
+    if (e.at("name") == "thread_name" && e.at("tid") == 1 && e.at("args").at("name") == "comm")
+      ++comm_tracks;
+  CHECK(comm_tracks == 2);
+  // Messages that take no time get no slice (and no comm track).
+  const json zero = trace_json(make_run("gpipe", 2, 2, "F=1,B=1,W=1,comm=0"));
+  for (const json& e : events_of(zero, "X")) CHECK(e.at("tid") == 0);
 }

@@ -151,3 +151,18 @@ TEST_CASE("the zb-h1 timeline at p = 4, m = 4 matches the approved golden SVG", 
   const std::string svg = svg_of(make_run("zb-h1", 4, 4, "F=1,B=1,W=1"), {.width = 400});
   check_golden("data/golden/timeline_zb_h1_p4_m4.svg", svg);
 }
+
+TEST_CASE("the timeline hatches the idle spent waiting for a message", "[viz][comm]") {
+  CommOptions blocking;
+  blocking.mode = CommMode::Blocking;
+  const Run run = run_schedule(make_schedule("1f1b", {.devices = 2, .microbatches = 2}),
+                               parse_costs("F=1,B=1,W=1,comm=1"), blocking);
+  const std::string svg = svg_of(run);
+  CHECK(count(svg, "<pattern id=\"comm-hatch\"") == 1);
+  // Device 0: 4 stretches ([1,2) [3,4) [5,6) [9,10)), device 1: one ([5,6)).
+  CHECK(count(svg, "<rect class=\"comm-wait\"") == 5);
+  CHECK_THAT(svg, Catch::Contains("device 0: waiting for a message 1 ms (from 5 ms)"));
+  const std::string plain = svg_of(make_run("1f1b", 2, 2, "F=1,B=1,W=1"));
+  CHECK(count(plain, "comm-hatch") == 0);
+  CHECK(count(plain, "comm-wait") == 0);
+}
