@@ -64,4 +64,5 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action);  // calibrate_
 void add_report_commands(CLI::App& app, Io io, Action& action);  // report_cmds.cpp: sweep, check
 void add_schedule_commands(CLI::App& app, Io io, Action& action);  // schedule_cmds.cpp: validate, export
 void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.cpp: MPI ranks
+void add_help_commands(CLI::App& app, Io io, Action& action);  // help_docs.cpp: man, completion
 }  // namespace ppsim::cli
