@@ -39,14 +39,17 @@ void add_output_options(CLI::App& cmd, SimulateOptions& o) {
 
 // Runs every schedule of the option list; writes traces; returns the runs.
 std::vector<Run> run_all(const SimulateOptions& o, bool allow_many) {
-  const CostSpec costs = resolve_costs(o.run);
+  RunRequest rq = to_request(o.run, "", resolve_costs(o.run));
   const auto names = split_list(o.run.schedules, "--schedule");
   if (!allow_many && names.size() > 1)
     throw ConfigError(fmt::format("--schedule '{}': simulate takes one schedule; use compare",
                                   o.run.schedules));
   std::vector<Run> runs;
   runs.reserve(names.size());
-  for (const auto& name : names) runs.push_back(run_request(to_request(o.run, name, costs)));
+  for (const auto& name : names) {
+    rq.schedule = name;
+    runs.push_back(run_request(rq));
+  }
   if (!o.trace.empty())
     for (const Run& r : runs)
       write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),

@@ -53,7 +53,9 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base)
       throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", name,
                                     schedule_names()));
   // A malformed limit is wrong for every point: say so once instead of on each row.
-  for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, base.costs);
+  CostSpec probe = base.costs;
+  if (base.workload) probe.memory_unit_bytes = 1;  // a model knows bytes
+  for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, probe);
 
   std::vector<SweepPoint> points = expand_sweep_grid(grid);
   for (SweepPoint& pt : points) {

@@ -43,6 +43,10 @@ ojson to_json(const Run& run) {
   j["idle_fraction"] = m.idle_fraction;
   j["peak_memory"] = m.peak_memory;
   if (m.peak_memory_bytes > 0) j["peak_memory_bytes"] = m.peak_memory_bytes;
+  if (m.peak_bytes > 0) {
+    j["peak_bytes"] = m.peak_bytes;
+    j["total_peak_bytes"] = m.total_peak_bytes;
+  }
   if (run.mem_limit >= 0) j["mem_limit"] = run.mem_limit;
   j["comm_ms"] = ticks_to_ms(run.costs.comm);
   j["costs"] = run.costs.source;
@@ -63,6 +67,8 @@ ojson to_json(const Run& run) {
     e["peak_memory"] = d.peak_memory;
     if (run.costs.memory_unit_bytes > 0)
       e["peak_memory_bytes"] = d.peak_memory * run.costs.memory_unit_bytes;
+    if (d.state_bytes > 0) e["state_bytes"] = d.state_bytes;
+    if (d.peak_bytes > 0) e["peak_bytes"] = d.peak_bytes;
     per.push_back(std::move(e));
   }
   j["per_device"] = std::move(per);
