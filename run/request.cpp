@@ -4,11 +4,13 @@
 #include "io/cost_file.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
+#include "schedules/bound.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
 
 namespace ppsim {
 
@@ -44,8 +46,10 @@ CostSpec request_costs(const RunRequest& rq, int devices) {
   return costs;
 }
 
-Schedule build_schedule(const RunRequest& rq, double mem_limit) {
-  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule);
+namespace {
+
+// The generator's spec of a request by name; it points into `costs`.
+ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& costs) {
   if (!rq.devices || !rq.microbatches)
     throw ConfigError(fmt::format("{}: needs -p STAGES and -m MICROBATCHES", rq.schedule));
   ScheduleSpec spec;
@@ -53,9 +57,16 @@ Schedule build_schedule(const RunRequest& rq, double mem_limit) {
   spec.microbatches = *rq.microbatches;
   spec.chunks = rq.chunks;
   spec.mem_limit = mem_limit;
-  const CostSpec costs = request_costs(rq, *rq.devices);
   spec.costs = &costs;
-  return make_schedule(rq.schedule, spec);
+  return spec;
+}
+
+} // namespace
+
+Schedule build_schedule(const RunRequest& rq, double mem_limit) {
+  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule);
+  const CostSpec costs = request_costs(rq, rq.devices.value_or(1));
+  return make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
 }
 
 Run run_request(const RunRequest& rq) {
@@ -65,10 +76,24 @@ Run run_request(const RunRequest& rq) {
   const CostSpec costs = request_costs(rq, std::max(1, devices));
   const double mem_limit = resolve_mem_limit(rq.mem_limit, devices, costs);
   if (!file) schedule = build_schedule(rq, mem_limit);
+  // How far from optimal an automatic schedule is: the bound of one iteration's tasks at the
+  // limit its generator worked under (an explicit --mem-limit, or its default).
+  const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
+  std::optional<CostBound> bound;
+  double bound_limit = -1;
+  if (info != nullptr && info->automatic()) {
+    bound_limit = info->generation_limit(spec_of(rq, mem_limit, costs));
+    bound = cost_lower_bound(schedule, cost_model_for(costs, schedule), bound_limit);
+  }
   const IterationOptions& iterations = rq.iterations;
   Run run = iterations.requested() ? run_iterations(std::move(schedule), costs, iterations)
                                    : run_schedule(std::move(schedule), costs);
   run.mem_limit = mem_limit;
+  if (bound) {
+    run.lower_bound = bound->cost;
+    run.optimality_gap = optimality_gap(run.metrics.cost, bound->cost);
+    run.bound_mem_limit = bound_limit;
+  }
   if (mem_limit >= 0) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
       if (d.peak_memory > mem_limit + 1e-9)

@@ -2,6 +2,7 @@
 #include "run/sweep.hpp"
 
 #include "io/schedule_file.hpp"
+#include "run/compare.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
@@ -80,6 +81,7 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base)
     } catch (const InfeasibleError& e) {
       pt.status = SweepStatus::infeasible;
       pt.reason = e.what();
+      pt.least_mem_limit = least_mem_limit(rq);
     } catch (const ScheduleError& e) {
       pt.status = SweepStatus::invalid;
       pt.reason = e.what();
