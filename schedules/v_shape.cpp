@@ -152,27 +152,125 @@ int memory_of(const Device& dev) {
   return peak;
 }
 
-// One step of the global slot order: (slot, device, type, mb) of the earliest unvisited task.
-struct Cursor {
-  const Blocks& blocks;
-  int types;
-  std::vector<std::vector<std::size_t>> head;
+// The global slot order: (slot, device, type, mb) of each task in turn. A pass moves only the
+// task it visits, so the order is that of the slots before the pass.
+class Cursor {
+public:
+  using Item = std::tuple<long long, int, int, int>;
 
-  Cursor(const Blocks& b, int t) : blocks(b), types(t), head(b.size(), std::vector<std::size_t>(ix(t), 0)) {}
-
-  std::tuple<long long, int, int, int> next() {
-    std::tuple<long long, int, int, int> best{std::numeric_limits<long long>::max(), -1, 0, 0};
-    for (std::size_t d = 0; d < blocks.size(); ++d)
+  Cursor(const Blocks& b, int types) {
+    // a stable counting sort by slot of the tasks listed by (device, type, mb)
+    long long bound = 0;
+    std::size_t n = 0;
+    for (const auto& dev : b)
       for (int t = 0; t < types; ++t) {
-        const auto h = head[d][ix(t)];
-        if (h >= blocks[d][ix(t)].size()) continue;
-        const std::tuple<long long, int, int, int> c{blocks[d][ix(t)][h], static_cast<int>(d), t,
-                                                     static_cast<int>(h)};
-        if (c < best) best = c;
+        n += dev[ix(t)].size();
+        if (!dev[ix(t)].empty()) bound = std::max(bound, dev[ix(t)].back());
       }
-    if (std::get<1>(best) >= 0) ++head[ix(std::get<1>(best))][ix(std::get<2>(best))];
-    return best;
+    std::vector<std::size_t> start(ix(bound + 2), 0);
+    for (const auto& dev : b)
+      for (int t = 0; t < types; ++t)
+        for (const long long slot : dev[ix(t)]) ++start[ix(slot + 1)];
+    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    items_.resize(n);
+    for (std::size_t d = 0; d < b.size(); ++d)
+      for (int t = 0; t < types; ++t)
+        for (std::size_t mb = 0; mb < b[d][ix(t)].size(); ++mb) {
+          const long long slot = b[d][ix(t)][mb];
+          items_[start[ix(slot)]++] = {slot, static_cast<int>(d), t, static_cast<int>(mb)};
+        }
   }
+
+  Item next() { return items_[next_++]; }
+  [[nodiscard]] std::size_t size() const { return items_.size(); }
+  [[nodiscard]] const std::vector<Item>& items() const { return items_; }
+
+private:
+  std::vector<Item> items_;
+  std::size_t next_{0};
+};
+
+// The k-th smallest (from 0) of two ascending vectors.
+long long kth_of_two(const Times& a, const Times& b, std::size_t k) {
+  // the number i taken from a: the largest with a[i-1] <= b[k-i] ... by binary search
+  std::size_t lo = k + 1 > b.size() ? k + 1 - b.size() : 0;
+  std::size_t hi = std::min(k + 1, a.size());
+  while (lo < hi) {  // find the least i in [lo, hi] with a[i] > b[k-i] (or i == hi)
+    const std::size_t i = lo + (hi - lo) / 2;
+    if (a[i] < b[k - i]) lo = i + 1;
+    else hi = i;
+  }
+  const std::size_t i = lo;  // i from a, k + 1 - i from b
+  long long best = std::numeric_limits<long long>::min();
+  if (i > 0) best = std::max(best, a[i - 1]);
+  if (k + 1 - i > 0) best = std::max(best, b[k - i]);
+  return best;
+}
+
+// One device's slots for the squeeze, with the memory after each slot, so that a move can be
+// checked by replaying only the slots it changes (memory_of's rules: F and f add one; with W
+// slots W frees one, without them each empty slot frees one pending W).
+class SlotMemory {
+public:
+  SlotMemory(const Device& dev, int types, bool has_w) : has_w_(has_w) {
+    const long long bound = last_slot(dev);
+    at_.assign(ix(bound + 1), -1);
+    for (int t = 0; t < types; ++t)
+      for (const long long slot : dev[ix(t)]) at_[ix(slot)] = t;
+    state_.resize(at_.size());
+    State s;
+    for (std::size_t i = 0; i < at_.size(); ++i) {
+      s = step(s, at_[i]);
+      state_[i] = s;
+    }
+  }
+
+  [[nodiscard]] bool empty(long long slot) const { return at_[ix(slot)] < 0; }
+
+  /// Moves the task of type t from slot `from` to the empty slot `to` < from when the device's
+  /// memory then stays within `cap` at every slot; false (and nothing changed) otherwise.
+  bool try_move(int t, long long from, long long to, int cap) {
+    State s = to > 0 ? state_[ix(to - 1)] : State{};
+    std::vector<State>& replay = replay_;
+    replay.clear();
+    std::size_t i = ix(to);
+    for (; i < at_.size(); ++i) {
+      const int content = i == ix(to) ? t : i == ix(from) ? -1 : at_[i];
+      s = step(s, content);
+      if (s.cur > cap) return false;
+      replay.push_back(s);
+      if (i >= ix(from) && s == state_[i]) break;
+    }
+    at_[ix(to)] = t;
+    at_[ix(from)] = -1;
+    std::copy(replay.begin(), replay.end(), state_.begin() + static_cast<std::ptrdiff_t>(to));
+    return true;
+  }
+
+private:
+  struct State {
+    int cur{0};
+    int pending{0};
+    friend bool operator==(const State&, const State&) = default;
+  };
+
+  [[nodiscard]] State step(State s, int content) const {
+    if (content < 0) {
+      if (!has_w_ && s.pending > 0) --s.cur, --s.pending;
+    } else if (content == kF || content == kf) {
+      ++s.cur;
+    } else if (content == kW) {
+      --s.cur;
+    } else if (content == kB || content == kb) {
+      ++s.pending;
+    }
+    return s;
+  }
+
+  bool has_w_;
+  std::vector<int> at_;  ///< type of the task in each slot, -1 when empty
+  std::vector<State> state_;
+  std::vector<State> replay_;
 };
 
 std::size_t count_tasks(const Blocks& blocks) {
@@ -231,47 +329,40 @@ Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name) {
   for (const auto& dev : blocks) mem_cap = std::max(mem_cap, memory_of(dev));
   const int n = static_cast<int>(blocks.size());
   const int m = static_cast<int>(blocks[0][kF].size());
-  std::vector<std::vector<bool>> occupied;
-  for (const auto& dev : blocks) occupied.emplace_back(ix(last_slot(dev) + 1), false);
+  std::vector<SlotMemory> slots;
+  for (const auto& dev : blocks) slots.emplace_back(dev, types, consider_w);
   Cursor cur(blocks, types);
   int phase = 0;
   for (std::size_t k = count_tasks(blocks); k-- > 0;) {
     const auto [when, d, t, mb] = cur.next();
     auto& dev = blocks[ix(d)];
-    auto& occ = occupied[ix(d)];
     if (t == kb && d == 0 && phase == 0) phase = 1;
     if (phase == 1 || (phase == 0 && !consider_w)) {
       if (phase == 1 && t == kF && mb == m - 1) phase = 2;
-      occ[ix(when)] = true;
       continue;
     }
     long long deps = -1;
     if ((t == kF || t == kB) && d > 0) deps = std::max(deps, blocks[ix(d - 1)][ix(t)][ix(mb)]);
     if ((t == kf || t == kb) && d + 1 < n) deps = std::max(deps, blocks[ix(d + 1)][ix(t)][ix(mb)]);
     if (t > kF && t < kW) deps = std::max(deps, dev[ix(t - 1)][ix(mb)]);
-    if (t == kW) {
-      Times bs = dev[kB];
-      bs.insert(bs.end(), dev[kb].begin(), dev[kb].end());
-      std::sort(bs.begin(), bs.end());
-      deps = std::max(deps, bs[ix(mb)]);
-    }
+    if (t == kW) deps = std::max(deps, kth_of_two(dev[kB], dev[kb], ix(mb)));
     if (mb > 0) deps = std::max(deps, dev[ix(t)][ix(mb - 1)]);
     ++deps;
     if (deps > when) internal_error(name, "a block slot comes before its dependency");
-    bool ok = false;
-    for (long long s = deps; s < when && !ok; ++s) {
-      if (occ[ix(s)]) continue;
+    // NOTE: every slot before `when` holds a task already visited or nothing, so an empty slot
+    // there is free
+    for (long long s = deps; s < when; ++s) {
+      if (!slots[ix(d)].empty(s) || !slots[ix(d)].try_move(t, when, s, mem_cap)) continue;
       dev[ix(t)][ix(mb)] = s;
-      ok = memory_of(dev) <= mem_cap;
+      break;
     }
-    if (!ok) dev[ix(t)][ix(mb)] = when;
-    occ[ix(dev[ix(t)][ix(mb)])] = true;
   }
   if (!consider_w)
     for (auto& dev : blocks) put_w(dev, false);
   return eager_unit(blocks, 5, name);
 }
 
+// The V-Half / V-Min order: blocks, two squeezes, W split per chunk into the free slots.
 // The V-Half / V-Min order: blocks, two squeezes, W split per chunk into the free slots.
 Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
                            const std::vector<std::array<long long, 4>>& block) {
