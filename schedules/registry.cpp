@@ -40,14 +40,19 @@ std::span<const ScheduleInfo> schedule_registry() {
       {"zb-2p", {"zb2p"}, "m >= 1",
        "zb-auto with twice 1F1B's memory limit, 2p M_B (--mem-limit does not apply)",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &require_single_chunk_shape, &make_zb_2p},
-      {"zb-v", {"zbv"}, "m >= 1 (full pattern from m >= 2p-1); chunks 2",
-       "V-shape, 2 chunks, greedy under p M_B (or --mem-limit): zero bubble when F = B = W",
+      {"zb-v", {"zbv"},
+       "m >= 1 (full pattern from m >= 2p-1); chunks 2; memory limit >= one micro-batch's "
+       "(default ZB-H1's peak)",
+       "V-shape, 2 chunks: the authors' ZB-V greedy searched further under --mem-limit; zero "
+       "bubble when F = B = W",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 6", &check_v_shape, &make_zb_v},
       {"v-half", {"vhalf"}, "m >= 1; chunks 2",
-       "V-shape building block at about half of 1F1B's activation memory",
+       "V-shape building block at about half of 1F1B's activation memory (or a better V order "
+       "at the same memory)",
        "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024", &check_v_shape, &make_v_half},
       {"v-min", {"vmin"}, "m >= 1; chunks 2",
-       "V-shape building block at about a third of 1F1B's activation memory",
+       "V-shape building block at about a third of 1F1B's activation memory (or a better V order "
+       "at the same memory)",
        "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024", &check_v_shape, &make_v_min},
       {"dualpipe", {}, "p even, m even, m >= 2p",
        "two replicas fed from both ends, overlapped F&B pairs, split W in the cool-down",

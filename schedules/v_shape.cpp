@@ -1,7 +1,7 @@
 // V-shape schedules on two chunks per device: ZB-V (Qi et al., ICLR 2024, sec. 6) and V-Half /
 // V-Min (Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024).
 #include "schedules/detail/generators.hpp"
-#include "schedules/detail/greedy.hpp"
+#include "schedules/detail/zbv_greedy.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
@@ -9,7 +9,10 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
+#include <span>
 #include <tuple>
+#include <utility>
 
 namespace ppsim {
 
@@ -363,13 +366,12 @@ Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name) {
 }
 
 // The V-Half / V-Min order: blocks, two squeezes, W split per chunk into the free slots.
-// The V-Half / V-Min order: blocks, two squeezes, W split per chunk into the free slots.
-Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
-                           const std::vector<std::array<long long, 4>>& block) {
-  const int p = spec.devices, m = spec.microbatches;
-  Schedule s = make_pipeline(std::string(name), p, m, vshape_placement(p));
-  const Topology topo(s);
-
+// The V-Half / V-Min order as a greedy run on `pb`: blocks, two squeezes, W split per chunk
+// into the free slots; each device runs its tasks in slot order, and the slots order all tasks
+// topologically (a task's slot follows its inputs').
+detail::VRun run_from_blocks(std::string_view name, const detail::VProblem& pb,
+                             const std::vector<std::array<long long, 4>>& block) {
+  const int p = pb.devices, m = pb.microbatches;
   Blocks blocks(ix(p));
   for (int d = 0; d < p; ++d) {
     blocks[ix(d)].resize(4);
@@ -383,19 +385,162 @@ Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
     dev.resize(4);
     put_w(dev, true);
   }
-  // each device runs its tasks in slot order
-  static constexpr std::array<Kind, 6> kKind{Kind::F, Kind::F, Kind::B, Kind::B, Kind::W, Kind::W};
-  static constexpr std::array<int, 6> kChunk{0, 1, 1, 0, 1, 0};
-  for (int d = 0; d < p; ++d) {
-    std::vector<std::tuple<long long, int, int>> tasks;
-    for (int t = 0; t < 6; ++t)
-      for (std::size_t j = 0; j < r2[ix(d)][ix(t)].size(); ++j)
-        tasks.emplace_back(r2[ix(d)][ix(t)][j], t, static_cast<int>(j));
-    std::sort(tasks.begin(), tasks.end());
-    for (const auto& [slot, t, j] : tasks)
-      s.order[ix(d)].push_back(
-          Task::make(kKind[ix(t)], topo.device_stages(d)[ix(kChunk[ix(t)])], j));
+  // slot types F f B b W w are the greedy's F0 F1 B0 B1 W0 W1
+  static constexpr std::array<int, 6> kVKind{detail::kF0, detail::kF1, detail::kB0,
+                                             detail::kB1, detail::kW0, detail::kW1};
+  detail::VRun run;
+  run.order.resize(ix(p));
+  const Cursor order(r2, 6);
+  std::vector<double> mem(ix(p), 0);
+  for (const auto& [slot, d, t, mb] : order.items()) {
+    (void)slot;
+    const int kind = kVKind[ix(t)];
+    run.order[ix(d)].push_back(static_cast<std::uint32_t>(kind) |
+                               (static_cast<std::uint32_t>(mb) << 3));
+    run.sequence.push_back(d);
+    mem[ix(d)] += pb.memory[ix(d)][ix(kind)];
+    run.peak_memory = std::max(run.peak_memory, mem[ix(d)]);
   }
+  run.score = detail::retime(pb, run);
+  run.bubble.assign(ix(p), 0);
+  return run;
+}
+
+} // namespace
+
+namespace {
+
+// The highest running memory of any device along its order (the simulator's peak: a device
+// runs one task at a time, so its memory steps in its order).
+double order_peak_memory(const Schedule& s, const CostModel& costs) {
+  double peak = 0;
+  for (const auto& device : s.order) {
+    double cur = 0;
+    for (const Task& t : device) {
+      for_each_half(t, [&](Kind kind, int stage, int) { cur += costs.memory_delta(kind, stage); });
+      peak = std::max(peak, cur);
+    }
+  }
+  return peak;
+}
+
+// ZB-H1's peak memory on the same model and costs: zb-v's default limit (p M_B when M_W <= M_B;
+// 2p M_B for the seed's MLP, where B raises memory).
+double zb_h1_peak(const ScheduleSpec& spec) {
+  const Schedule h1 = make_zb_h1({.devices = spec.devices, .microbatches = spec.microbatches});
+  static const CostSpec unit{};
+  const CostSpec& given = spec.costs != nullptr ? *spec.costs : unit;
+  if (given.stages.size() != 2 * ix(spec.devices) || spec.devices == 1)
+    return order_peak_memory(h1, cost_model_for(given, h1));
+  // NOTE: costs per virtual stage of the V's model (2p pieces): ZB-H1's device-stage k holds
+  // the pieces 2k and 2k+1 of the same model
+  CostSpec pieces = given;
+  pieces.stages.clear();
+  for (std::size_t k = 0; k < ix(spec.devices); ++k) {
+    StageCosts c = given.stages[2 * k];
+    c.MB += given.stages[2 * k + 1].MB;
+    c.MW += given.stages[2 * k + 1].MW;
+    pieces.stages.push_back(c);
+  }
+  return order_peak_memory(h1, cost_model_for(pieces, h1));
+}
+
+
+// The variants of the greedy that ppsim searches, in order: the authors' four fill_b x fill_f
+// combinations with main's and with arxiv's balancing, each with their re-runs (so zb-v is never
+// worse than either), then single adaptive passes that won in a measurement over 720 cases
+// (p 3..8, m 2p and 3p, six cost profiles, M_W 0.25/0.5/2, limits 0.75p..3p): more warm-up
+// room, which matters most below p M_B where the authors' greedy fails, and deciding as if comm
+// were 0 (the paper's pattern), which rarely wins and by little.
+std::vector<detail::ZbvVariant> search_variants(int devices) {
+  using detail::VBalance;
+  struct Row {
+    VBalance balance;
+    int room;
+    bool fill_b, fill_f, comm0, authors;
+  };
+  static constexpr Row kRows[] = {
+      {VBalance::main, 2, true, true, false, true},
+      {VBalance::main, 2, true, false, false, true},
+      {VBalance::main, 2, false, true, false, true},
+      {VBalance::main, 2, false, false, false, true},
+      {VBalance::arxiv, 2, true, true, false, true},
+      {VBalance::arxiv, 2, true, false, false, true},
+      {VBalance::arxiv, 2, false, true, false, true},
+      {VBalance::arxiv, 2, false, false, false, true},
+      {VBalance::arxiv, 3, false, false, false, false},
+      {VBalance::main, 4, false, false, false, false},
+      {VBalance::main, 3, true, false, false, false},
+      {VBalance::main, 2, true, true, true, false},
+  };
+  std::vector<detail::ZbvVariant> out;
+  for (const Row& r : kRows)
+    out.push_back({{.fill_b = r.fill_b, .fill_f = r.fill_f, .balance = r.balance,
+                    .warmup_room = r.room},
+                   r.comm0, r.authors, std::nullopt});
+  // ppsim's list scheduler, which the authors' greedy loses to at 1.5p M_B and more, mostly when
+  // B costs more than F: as is, with at most 2p micro-batches in flight, without room for B's
+  // raise, and with W into short waits
+  const int p2 = 2 * devices;
+  for (const detail::VListOptions& o :
+       {detail::VListOptions{}, detail::VListOptions{.inflight = p2},
+        detail::VListOptions{.reserve_b = false}, detail::VListOptions{.eager_w = true}})
+    out.push_back({{}, false, false, o});
+  return out;
+}
+
+using BlockFn = std::vector<std::array<long long, 4>> (*)(int);
+
+// NOTE: swaps are bounded by re-timed tasks, not wall-clock, so the result is deterministic.
+constexpr long long kSwapTasks = 1536;          // problems up to this many tasks get swaps
+constexpr long long kSwapEvaluations = 200;     // re-timings per cap at most
+constexpr long long kSwapBudget = 300'000;      // re-timed tasks per cap at most
+
+// ppsim's V search at `limit`: the greedy's variants on the ladder, then, unless that reached
+// the ideal, the V one micro-batch at a time and the building-block schedules of `blocks` that
+// fit; the best by (cost, sum of spans, candidate order).
+detail::VRun search_v(std::string_view name, const detail::VProblem& pb, double limit,
+                      std::span<const std::pair<std::string_view, BlockFn>> blocks) {
+  const double least = detail::v_least_memory(pb);
+  const double cap = detail::memory_cap(limit);
+  if (!(cap >= least))
+    throw InfeasibleError(fmt::format(
+        "{}: memory limit {:g} M_B is below the least that works, {:g} M_B (one micro-batch's "
+        "activations on both stages of a device; devices={}, microbatches={})",
+        name, limit, least, pb.devices, pb.microbatches));
+  // the ladder's rungs: eighths of p M_B, the grid of --mem-limit 1p, 1.125p, ...
+  const double step = pb.devices / 8.0;
+  // small problems: every cap's best also improved by swaps (bounded re-timings)
+  const long long tasks = 6LL * pb.devices * pb.microbatches;
+  const long long swaps = tasks <= kSwapTasks ? std::min(kSwapEvaluations, kSwapBudget / tasks) : 0;
+  auto found = detail::zbv_search(pb, detail::ladder_caps(least, cap, step),
+                                  search_variants(pb.devices), swaps);
+  std::optional<detail::VRun> best = std::move(found.best);
+  if (best && best->score.cost <= detail::ideal_cost(pb)) return std::move(*best);
+  const auto consider = [&](detail::VRun&& r) {
+    if (r.peak_memory <= cap && (!best || r.score < best->score)) best = std::move(r);
+  };
+  consider(detail::v_one_at_a_time(pb));  // it always fits
+  for (const auto& [block_name, fn] : blocks)
+    consider(run_from_blocks(block_name, pb, fn(pb.devices)));
+  return std::move(*best);
+}
+
+// V-Half or V-Min: the building-block order, or ppsim's V search at the same peak memory when
+// that is better under the real costs (the blocks' order is made for unit costs and no comm).
+Schedule make_from_blocks(std::string_view name, const ScheduleSpec& spec, BlockFn block) {
+  const int p = spec.devices, m = spec.microbatches;
+  const Schedule skeleton = make_pipeline(std::string(name), p, m, vshape_placement(p));
+  const detail::VProblem pb = detail::make_v_problem(skeleton, costs_for(spec, skeleton));
+  detail::VRun best = run_from_blocks(name, pb, block(p));
+  const double peak = best.peak_memory;
+  detail::VRun searched = search_v(name, pb, peak, {});
+  if (searched.score < best.score) best = std::move(searched);
+  if (const long long tasks = 6LL * p * m; tasks <= kSwapTasks)
+    detail::improve_by_swaps(pb, best, detail::memory_cap(peak),
+                             std::min(kSwapEvaluations, kSwapBudget / tasks));
+  Schedule s = detail::to_schedule(pb, best, skeleton);
+  s.name = std::string(name);
   return s;
 }
 
@@ -406,7 +551,11 @@ Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
 // no bubble at p M_B (cost 48 = ideal).
 //   rank0: 0F0 0F1 0F2 0F3 0F4 0F5 0F6 7F0 7B0 7W0 7F1 7B1 7W1 7F2 7B2 0B0 7W2 7F3 ...
 //   rank3: 3F0 4F0 3F1 4F1 3F2 4F2 3F3 4F3 4B0 3B0 4W0 3W0 4B1 3B1 4B2 3B2 3F4 4F4 ...
-// Built by the same greedy as zb-auto on the V placement, every flag combination searched.
+// The authors' greedy (detail/zbv_greedy.hpp) under every combination ppsim searches, at every
+// memory limit up to the requested one where the greedy decides differently (so a larger
+// limit never gives a worse schedule), with the comm-0 order, V-Half, V-Min and a one
+// micro-batch at a time V as further candidates: never worse than the authors' ZB-V, and
+// feasible down to one micro-batch's memory.
 // NOTE: any m >= 1 is accepted; below 2p-1 micro-batches the warm-up is shorter than the full
 // pattern and some bubble remains.
 Schedule make_zb_v(const ScheduleSpec& spec) {
@@ -414,20 +563,15 @@ Schedule make_zb_v(const ScheduleSpec& spec) {
   const int p = spec.devices, m = spec.microbatches;
   const Schedule skeleton = make_pipeline("zb-v", p, m, vshape_placement(p));
   const CostModel costs = costs_for(spec, skeleton);
-  const double mb = detail::device_microbatch_memory(skeleton, costs);
-  const double limit = spec.mem_limit >= 0 ? spec.mem_limit : p * mb;
+  const double limit = spec.mem_limit >= 0 ? spec.mem_limit : zb_h1_peak(spec);
   if (!std::isfinite(limit))
     throw ConfigError(fmt::format("zb-v: memory limit must be a finite number (got {})", limit));
-  // NOTE: with comm, the order the greedy finds for comm 0 (the paper's ZB-V pattern) often
-  // beats the one it finds for the real comm, so both join the search as seeds: the result is
-  // never worse than either, and the swap search refines the better one under the real costs.
-  std::vector<Schedule> seeds{detail::search_best("zb-v", skeleton, costs, limit, {})};
-  if (costs.comm > 0) {
-    CostModel no_comm = costs;
-    no_comm.comm = 0;
-    seeds.push_back(detail::search_best("zb-v", skeleton, no_comm, limit, {}));
-  }
-  return detail::search_best("zb-v", skeleton, costs, limit, seeds);
+  const detail::VProblem problem = detail::make_v_problem(skeleton, costs);
+  static constexpr std::array<std::pair<std::string_view, BlockFn>, 2> kBlocks{
+      {{"v-half", &v_half_block}, {"v-min", &v_min_block}}};
+  Schedule s = detail::to_schedule(problem, search_v("zb-v", problem, limit, kBlocks), skeleton);
+  s.name = "zb-v";
+  return s;
 }
 
 // V-Half, p = 4, m = 8, F = B = W: each device repeats a block of F, f, B, b and two W slots
@@ -436,7 +580,7 @@ Schedule make_zb_v(const ScheduleSpec& spec) {
 //   rank3: 3F0 4F0 3F1 4F1 3F2 4F2 4B0 4W0 3B0 3W0 3F3 4F3 4B1 4W1 3B1 3W1 3F4 4F4 ...
 Schedule make_v_half(const ScheduleSpec& spec) {
   check_v_shape("v-half", spec);
-  return build_from_blocks("v-half", spec, v_half_block(spec.devices));
+  return make_from_blocks("v-half", spec, &v_half_block);
 }
 
 // V-Min, p = 4, m = 8, F = B = W: the same construction with tighter offsets, about (p+4)/3
@@ -445,7 +589,7 @@ Schedule make_v_half(const ScheduleSpec& spec) {
 //   rank3: 3F0 4F0 3F1 4F1 4B0 3B0 4W0 3W0 3F2 4F2 4B1 3B1 4W1 3W1 3F3 4F3 4B2 3B2 ...
 Schedule make_v_min(const ScheduleSpec& spec) {
   check_v_shape("v-min", spec);
-  return build_from_blocks("v-min", spec, v_min_block(spec.devices));
+  return make_from_blocks("v-min", spec, &v_min_block);
 }
 
 } // namespace ppsim
