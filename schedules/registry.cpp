@@ -14,8 +14,9 @@ namespace ppsim {
 namespace {
 
 // The memory limits the automatic generators work under. NOTE: these restate the defaults of
-// zb_auto.cpp and v_shape.cpp (p times the M_B one micro-batch leaves on a device of the
-// placement); the registry test checks that generating at this limit gives the default's order.
+// zb_auto.cpp (p times the M_B one micro-batch leaves on a device of the placement); the
+// registry test checks that generating at this limit gives the default's order. zb-v's is its
+// generator's own (zb_v_memory_limit).
 double times_p_mb(const ScheduleSpec& spec, const std::vector<int>& placement, double k) {
   static const CostSpec unit{};
   const Schedule skeleton = make_pipeline("limit", spec.devices, spec.microbatches, placement);
@@ -31,9 +32,6 @@ double zb_1p_limit(const ScheduleSpec& spec) {
 }
 double zb_2p_limit(const ScheduleSpec& spec) {
   return times_p_mb(spec, loop_placement(spec.devices, 1), 2);
-}
-double zb_v_limit(const ScheduleSpec& spec) {
-  return spec.mem_limit >= 0 ? spec.mem_limit : times_p_mb(spec, vshape_placement(spec.devices), 1);
 }
 
 } // namespace
@@ -71,15 +69,20 @@ std::span<const ScheduleInfo> schedule_registry() {
        "zb-auto with twice 1F1B's memory limit, 2p M_B (--mem-limit does not apply)",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &require_single_chunk_shape, &make_zb_2p,
        &zb_2p_limit},
-      {"zb-v", {"zbv"}, "m >= 1 (full pattern from m >= 2p-1); chunks 2",
-       "V-shape, 2 chunks, greedy under p M_B (or --mem-limit): zero bubble when F = B = W",
+      {"zb-v", {"zbv"},
+       "m >= 1 (full pattern from m >= 2p-1); chunks 2; memory limit >= one micro-batch's "
+       "(default ZB-H1's peak)",
+       "V-shape, 2 chunks: the authors' ZB-V greedy searched further under --mem-limit; zero "
+       "bubble when F = B = W",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 6", &check_v_shape, &make_zb_v,
-       &zb_v_limit},
+       &zb_v_memory_limit},
       {"v-half", {"vhalf"}, "m >= 1; chunks 2",
-       "V-shape building block at about half of 1F1B's activation memory",
+       "V-shape building block at about half of 1F1B's activation memory (or a better V order "
+       "at the same memory)",
        "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024", &check_v_shape, &make_v_half},
       {"v-min", {"vmin"}, "m >= 1; chunks 2",
-       "V-shape building block at about a third of 1F1B's activation memory",
+       "V-shape building block at about a third of 1F1B's activation memory (or a better V order "
+       "at the same memory)",
        "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024", &check_v_shape, &make_v_min},
       {"dualpipe", {}, "p even, m even, m >= 2p",
        "two replicas fed from both ends, overlapped F&B pairs, split W in the cool-down",
