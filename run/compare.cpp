@@ -116,6 +116,9 @@ Comparison run_compare(std::span<const RunRequest> requests) {
     try {
       c.runs.push_back(run_request(rq));
       row.run = static_cast<int>(c.runs.size()) - 1;
+    } catch (const OutOfMemoryError& e) {
+      row.reason = e.what();  // no activation limit helps: the device is too small
+      row.out_of_memory = true;
     } catch (const InfeasibleError& e) {
       row.reason = e.what();
       row.least_mem_limit = least_mem_limit(rq);

@@ -20,6 +20,7 @@ struct CompareRow {
   int run{-1};                 ///< when it ran: its index in Comparison::runs
   std::string reason;          ///< when it did not: the InfeasibleError's message
   double least_mem_limit{-1};  ///< when it did not: the least limit (M_B) it runs under; < 0 unknown
+  bool out_of_memory{false};   ///< it did not run because a device exceeds its capacity in bytes
 
   [[nodiscard]] bool ok() const { return run >= 0; }
 };

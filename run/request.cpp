@@ -116,7 +116,7 @@ Run run_request(const RunRequest& rq) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
       if (d.peak_bytes <= rq.mem_capacity_bytes) continue;
       constexpr double GiB = 1024.0 * 1024 * 1024;
-      throw InfeasibleError(fmt::format(
+      throw OutOfMemoryError(fmt::format(
           "{}: device {} needs {:.1f} GiB (weights, gradients and optimizer state {:.1f} GiB + "
           "activations {:.1f} GiB), above the capacity of {:.1f} GiB: out of memory",
           run.schedule.name, d.device, d.peak_bytes / GiB, d.state_bytes / GiB,

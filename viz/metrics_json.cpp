@@ -145,6 +145,7 @@ std::string compare_json(const Comparison& comparison) {
     j["reason"] = row.reason;
     if (row.least_mem_limit >= 0) j["least_mem_limit"] = row.least_mem_limit;
     else j["least_mem_limit"] = nullptr;
+    if (row.out_of_memory) j["out_of_memory"] = true;
     a.push_back(std::move(j));
   }
   return a.dump(2);
@@ -175,8 +176,15 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
     if (t.run == nullptr) {
       const CompareRow& c = *t.row;
       const auto shape = [](int x) { return x > 0 ? fmt::format("{}", x) : std::string("-"); };
-      out << fmt::format("{:<18} {:>4} {:>5} {:>3} infeasible: ", c.schedule, shape(c.devices),
-                         shape(c.microbatches), shape(c.chunks));
+      out << fmt::format("{:<18} {:>4} {:>5} {:>3} {}: ", c.schedule, shape(c.devices),
+                         shape(c.microbatches), shape(c.chunks),
+                         c.out_of_memory ? "out of memory" : "infeasible");
+      if (c.out_of_memory) {
+        // the reason names the device and its bytes: "...: device 0 needs ... GiB (...)"
+        const auto at = c.reason.find("device ");
+        out << (at == std::string::npos ? c.reason : c.reason.substr(at)) << "\n";
+        continue;
+      }
       out << (c.least_mem_limit >= 0
                   ? fmt::format("the least limit that works is {} M_B\n", memory(c.least_mem_limit))
                   : std::string("no limit found that works\n"));
