@@ -44,13 +44,15 @@ void write_as(std::ostream& out, const Schedule& s, const std::string& format) {
 void add_schedule_commands(CLI::App& app, Io io, Action& action) {
   // validate
   auto file = std::make_shared<std::string>();
+  auto notation = std::make_shared<std::string>("new");
   auto* val = app.add_subcommand(
       "validate", "check a schedule file (*.csv PyTorch compute-only, *.json ppsim.schedule/1): "
                   "missing or duplicated tasks, order on each device, deadlocks");
   val->add_option("FILE", *file, "the schedule file")->required();
-  val->callback([io, &action, file] {
-    action = [io, file] {
-      const Schedule s = load_schedule_file(*file);
+  add_pytorch_notation_option(*val, *notation);
+  val->callback([io, &action, file, notation] {
+    action = [io, file, notation] {
+      const Schedule s = load_schedule_file(*file, parse_pytorch_notation(*notation));
       check_schedule(s, *file);
       io.out << fmt::format("{}: valid: {} tasks on {} devices, {} stages, {} micro-batches\n",
                             *file, s.task_count(), s.devices, s.stages(), s.microbatches);

@@ -46,7 +46,7 @@ double resolve_mem_limit(const std::string& text, int devices, const CostSpec& c
 }
 
 Schedule build_schedule(const RunRequest& rq, double mem_limit) {
-  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule);
+  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule, rq.pytorch_notation);
   if (!rq.devices || !rq.microbatches)
     throw ConfigError(fmt::format("{}: needs -p STAGES and -m MICROBATCHES", rq.schedule));
   ScheduleSpec spec;
@@ -60,7 +60,7 @@ Schedule build_schedule(const RunRequest& rq, double mem_limit) {
 
 Run run_request(const RunRequest& rq) {
   const bool file = is_schedule_file(rq.schedule);
-  Schedule schedule = file ? load_schedule_file(rq.schedule) : Schedule{};
+  Schedule schedule = file ? load_schedule_file(rq.schedule, rq.pytorch_notation) : Schedule{};
   const int devices = file ? schedule.devices : rq.devices.value_or(0);
   const double mem_limit = resolve_mem_limit(rq.mem_limit, devices, rq.costs);
   if (!file) schedule = build_schedule(rq, mem_limit);

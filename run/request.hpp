@@ -3,6 +3,7 @@
 // infeasibility rule.
 #pragma once
 
+#include "io/schedule_file.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/iterations.hpp"
 #include "sim/run.hpp"
@@ -25,6 +26,7 @@ struct RunRequest {
   CostSpec costs;
   std::string mem_limit;  ///< `2p`, `1.5p` (K*p*M_B), `12` (M_B), `3GiB`; "" = none
   IterationOptions iterations;
+  PytorchNotation pytorch_notation{PytorchNotation::current};  ///< how a *.csv file is read
 };
 
 /// A memory-limit text in M_B units: `Kp` = K*p, a bare number, or bytes (`3GiB`, `512MiB`,
