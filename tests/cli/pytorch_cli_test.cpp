@@ -1,7 +1,10 @@
-// Tests of the PyTorch side of the command line: --pytorch-notation reads the old notation.
+// Tests of the PyTorch side of the command line: `list` names PyTorch's classes, export writes
+// PyTorch's CSV with its idle cells, and --pytorch-notation reads the old notation.
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,7 +17,63 @@ std::string fixture(const std::string& name) {
   return source_path("data/examples/schedules/" + name);
 }
 
+std::string without_cr(std::string text) {
+  std::erase(text, '\r');
+  return text;
+}
+
 } // namespace
+
+TEST_CASE("list names the PyTorch class of each schedule, or none", "[cli][pytorch]") {
+  const auto text = cli({"list"});
+  CHECK(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("interleaved-zb\n") &&
+                           Catch::Contains("    pytorch: ScheduleInterleavedZeroBubble (its order "
+                                           "and its idle slots)\n") &&
+                           Catch::Contains("    pytorch: ScheduleGPipe\n") &&
+                           Catch::Contains("    pytorch: -\n") &&
+                           Catch::Contains("    pytorch: - (PyTorch's ScheduleZBVZeroBubble is a "
+                                           "fixed order: zbv-pytorch)\n"));
+
+  const auto json = cli({"list", "--json"});
+  CHECK(json.code == 0);
+  const auto all = nlohmann::json::parse(json.out);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& e : all) by_name[e.at("name").get<std::string>()] = e;
+  CHECK(by_name.at("gpipe").at("pytorch_class") == "ScheduleGPipe");
+  CHECK(by_name.at("gpipe").at("pytorch_note").is_null());
+  CHECK(by_name.at("zb-h1").at("pytorch_class") == "ScheduleInterleavedZeroBubble");
+  CHECK(by_name.at("zbv-pytorch").at("pytorch_class") == "ScheduleZBVZeroBubble");
+  CHECK(by_name.at("zb-auto").at("pytorch_class").is_null());
+  CHECK(by_name.at("looped-bfs").at("pytorch_note").get<std::string>().find("m-1..0") !=
+        std::string::npos);
+}
+
+TEST_CASE("export of a PyTorch-named schedule is PyTorch's compute-only CSV, idle cells and all",
+          "[cli][pytorch]") {
+  const auto r = cli({"export", "-s", "interleaved-zb", "-p", "4", "-m", "8", "-v", "2",
+                      "--format", "pytorch-csv"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  // PyTorch's csv.writer ends its rows in \r\n, ppsim's in \n
+  CHECK(r.out == without_cr(slurp(source_path(
+                     "data/golden/pytorch/ScheduleInterleavedZeroBubble_pp4_v2_m8.csv"))));
+
+  const auto zbv = cli({"export", "-s", "zbv-pytorch", "-p", "4", "-m", "4", "--format",
+                        "pytorch-csv"});
+  CHECK(zbv.code == 0);
+  CHECK(zbv.out ==
+        without_cr(slurp(source_path("data/golden/pytorch/ScheduleZBVZeroBubble_pp4_v2_m4.csv"))));
+
+  // ppsim's own schedules carry no idle slots: their CSV has no empty cells
+  const auto own = cli({"export", "-s", "zb-h1", "-p", "4", "-m", "8", "--format", "pytorch-csv"});
+  CHECK(own.code == 0);
+  CHECK(own.out.find(",,") == std::string::npos);
+  // and neither does JSON
+  const auto js = cli({"export", "-s", "interleaved-zb", "-p", "4", "-m", "8", "--format", "json"});
+  CHECK(js.code == 0);
+  CHECK_THAT(js.out, Catch::Contains("\"name\": \"interleaved-zb\""));
+}
 
 TEST_CASE("a file in PyTorch's old notation is named, and --pytorch-notation old reads it",
           "[cli][pytorch]") {
