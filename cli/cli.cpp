@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "io/cost_file.hpp"
+#include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
 #include "io/device_file.hpp"
 #include "io/model_file.hpp"
@@ -39,6 +40,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
   add_model_options(cmd, o);
+  add_pytorch_notation_option(cmd, o.pytorch_notation);
   // NOTE: execute has its own --iterations (real training steps on MPI ranks) and export writes
   // one iteration's order; neither simulates iterations, so they do not get these options.
   if (cmd.get_name() == "execute" || cmd.get_name() == "export") return;
@@ -50,6 +52,14 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
   cmd.add_option("--sync", o.sync,
                  "at the step: allreduce (barrier, everyone waits for the slowest; default) or "
                  "post-validation (no barrier, ZB paper section 4)");
+}
+
+void add_pytorch_notation_option(CLI::App& cmd, std::string& notation) {
+  cmd.add_option("--pytorch-notation", notation,
+                 "vocabulary of a *.csv schedule: new (I = backward for the input, B = full "
+                 "backward; default) or old (PyTorch before I existed: B = backward for the "
+                 "input when a W follows)")
+      ->check(CLI::IsMember({"new", "old"}));
 }
 
 namespace {
@@ -131,6 +141,7 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   if (rq.workload) rq.cost_overrides = o.costs;
   if (!o.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.mem_capacity, "--mem-capacity");
   else if (rq.workload) rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
+  rq.pytorch_notation = parse_pytorch_notation(o.pytorch_notation);
   return rq;
 }
 

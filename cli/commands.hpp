@@ -47,6 +47,7 @@ struct RunOptions {
   int iterations{1};           ///< --iterations K
   std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
   std::string sync{"allreduce"};  ///< --sync allreduce|post-validation
+  std::string pytorch_notation{"new"};  ///< --pytorch-notation new|old, for a *.csv schedule
 };
 
 /// Adds --model, --device, --layout, --layers-per-stage, --dp, --zero and --mem-capacity.
@@ -58,6 +59,9 @@ void add_model_options(CLI::App& cmd, RunOptions& options);
 /// Adds the shared options to `cmd`. With `require_shape` false, -p and -m may be omitted (for a
 /// schedule file, which carries its own shape).
 void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = true);
+
+/// Adds `--pytorch-notation new|old` (how a *.csv schedule file is read) to `cmd`.
+void add_pytorch_notation_option(CLI::App& cmd, std::string& notation);
 
 /// The cost spec: the cost file (or a calibration) first, then --costs overrides on top.
 [[nodiscard]] CostSpec resolve_costs(const RunOptions& options);

@@ -64,14 +64,14 @@ ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& cos
 } // namespace
 
 Schedule build_schedule(const RunRequest& rq, double mem_limit) {
-  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule);
+  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule, rq.pytorch_notation);
   const CostSpec costs = request_costs(rq, rq.devices.value_or(1));
   return make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
 }
 
 Run run_request(const RunRequest& rq) {
   const bool file = is_schedule_file(rq.schedule);
-  Schedule schedule = file ? load_schedule_file(rq.schedule) : Schedule{};
+  Schedule schedule = file ? load_schedule_file(rq.schedule, rq.pytorch_notation) : Schedule{};
   const int devices = file ? schedule.devices : rq.devices.value_or(0);
   const CostSpec costs = request_costs(rq, std::max(1, devices));
   const double mem_limit = resolve_mem_limit(rq.mem_limit, devices, costs);

@@ -22,6 +22,11 @@ namespace ppsim {
 [[nodiscard]] Schedule make_looped_bfs(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_dualpipe(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_dualpipe_v(const ScheduleSpec& spec);
+// PyTorch's fixed orders (schedules/pytorch.cpp), and the same with PyTorch's idle slots.
+[[nodiscard]] Schedule make_interleaved_zb(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_zbv_pytorch(const ScheduleSpec& spec);
+[[nodiscard]] std::vector<PaddedRow> interleaved_zb_slots(const ScheduleSpec& spec);
+[[nodiscard]] std::vector<PaddedRow> zbv_pytorch_slots(const ScheduleSpec& spec);
 
 /// Throws ConfigError `NAME: needs devices >= 1 (got devices=0)` style messages.
 void require_shape(std::string_view name, const ScheduleSpec& spec);
@@ -38,5 +43,7 @@ void check_looped_bfs(std::string_view name, const ScheduleSpec& spec);
 void check_v_shape(std::string_view name, const ScheduleSpec& spec);  // chunks 2
 void check_dualpipe(std::string_view name, const ScheduleSpec& spec);
 void check_dualpipe_v(std::string_view name, const ScheduleSpec& spec);
+void check_interleaved_zb(std::string_view name, const ScheduleSpec& spec);  // PyTorch's rounds
+void check_zbv_pytorch(std::string_view name, const ScheduleSpec& spec);     // chunks 2
 
 } // namespace ppsim
