@@ -30,11 +30,11 @@ struct CostsOptions {
   std::string output;
 };
 
-std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout) {
+// A model's shape as JSON, in ppsim.model/1's key names, with its parameter count.
+nlohmann::ordered_json model_json(const ModelSpec& m) {
   nlohmann::ordered_json j;
-  const ModelSpec& m = w.model;
   j["name"] = m.name;
-  j["source"] = m.source;
+  j["parameters"] = parameter_count(m);
   j["layers"] = m.layers;
   j["hidden"] = m.hidden;
   j["heads"] = m.heads;
@@ -47,7 +47,12 @@ std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Lay
   j["recompute"] = recompute_name(m.recompute);
   j["mlp"] = mlp_name(m.mlp);
   j["tied_embeddings"] = m.tied_embeddings;
-  j["parameters"] = parameter_count(m);
+  return j;
+}
+
+std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout) {
+  nlohmann::ordered_json j = model_json(w.model);
+  j["source"] = w.model.source;
   j["device"] = w.device.name;
   j["device_source"] = w.device.source;
   j["peak_tflops"] = w.device.peak_tflops;
@@ -130,17 +135,7 @@ int run_plan(const PlanOptions& o, Io io) {
     for (std::size_t i = 0; i < plan.candidates.size() && runs.size() < 6; ++i) {
       const PlanCandidate& c = plan.candidates[i];
       if (!c.fits) break;
-      RunRequest r;
-      r.schedule = c.schedule;
-      r.devices = rq.devices;
-      r.microbatches = c.microbatches;
-      r.chunks = c.chunks;
-      WorkloadSpec cw = rq.workload;
-      cw.model.microbatch_size = c.microbatch_size;
-      cw.layout = c.layout;
-      r.workload = std::move(cw);
-      r.cost_overrides = rq.cost_overrides;
-      runs.push_back(run_request(r));
+      runs.push_back(run_request(candidate_request(rq, c)));
     }
     write_file_atomically(o.html, [&](std::ostream& f) {
       write_html_report(f, runs, {.title = fmt::format("ppsim plan: {} on {} x {}", rq.workload.model.name, rq.devices, rq.workload.device.name)});
@@ -208,22 +203,7 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
     action = [io, json] {
       if (*json) {
         nlohmann::ordered_json all = nlohmann::ordered_json::array();
-        for (const ModelSpec& m : model_presets()) {
-          nlohmann::ordered_json e;
-          e["name"] = m.name;
-          e["parameters"] = parameter_count(m);
-          e["layers"] = m.layers;
-          e["hidden"] = m.hidden;
-          e["heads"] = m.heads;
-          e["kv_heads"] = m.kv_heads;
-          e["ffn"] = m.ffn;
-          e["seq"] = m.seq;
-          e["microbatch_size"] = m.microbatch_size;
-          e["vocab"] = m.vocab;
-          e["mlp"] = mlp_name(m.mlp);
-          e["tied_embeddings"] = m.tied_embeddings;
-          all.push_back(std::move(e));
-        }
+        for (const ModelSpec& m : model_presets()) all.push_back(model_json(m));
         io.out << all.dump(2) << "\n";
         return kExitOk;
       }

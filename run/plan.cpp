@@ -54,19 +54,10 @@ PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_re
   c.chunks = sh.chunks;
   c.microbatch_size = sh.b;
   c.microbatches = global_per_replica / sh.b;
-  RunRequest run;
-  run.schedule = sh.schedule;
-  run.devices = rq.devices;
-  run.microbatches = c.microbatches;
-  run.chunks = sh.chunks;
-  WorkloadSpec w = rq.workload;
-  w.model.microbatch_size = sh.b;
-  w.layout = sh.layout;
-  w.layers_per_stage.clear();
+  c.layout = sh.layout;
   try {
-    c.layout = layout_text(workload_layout(w, rq.devices, sh.chunks));
-    run.workload = std::move(w);
-    run.cost_overrides = rq.cost_overrides;
+    const RunRequest run = candidate_request(rq, c);
+    c.layout = layout_text(workload_layout(*run.workload, rq.devices, sh.chunks));
     const Run r = run_request(run);
     c.iteration_time_ms = ticks_to_ms(r.metrics.makespan);
     c.cost_ms = ticks_to_ms(r.metrics.cost);
@@ -116,6 +107,21 @@ bool ranks_before(const PlanCandidate& a, const PlanCandidate& b) {
 }
 
 } // namespace
+
+RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
+  RunRequest run;
+  run.schedule = c.schedule;
+  run.devices = rq.devices;
+  run.microbatches = c.microbatches;
+  run.chunks = c.chunks;
+  WorkloadSpec w = rq.workload;
+  w.model.microbatch_size = c.microbatch_size;
+  w.layout = c.layout;
+  w.layers_per_stage.clear();
+  run.workload = std::move(w);
+  run.cost_overrides = rq.cost_overrides;
+  return run;
+}
 
 Plan make_plan(const PlanRequest& rq) {
   const int p = rq.devices;

@@ -50,6 +50,9 @@ struct Plan {
   std::size_t simulated{0};  ///< candidates simulated
 };
 
+/// The run request of a candidate (its schedule, chunks, micro-batch size and layout).
+[[nodiscard]] RunRequest candidate_request(const PlanRequest& request, const PlanCandidate& candidate);
+
 /// Throws ConfigError for a request that cannot be planned (no devices, a global batch that no
 /// micro-batch size divides, an unknown schedule).
 [[nodiscard]] Plan make_plan(const PlanRequest& request);

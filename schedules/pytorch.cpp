@@ -78,15 +78,7 @@ std::vector<PaddedRow> add_bubbles(const std::vector<PaddedRow>& rows, int stage
 } // namespace
 
 void check_interleaved_zb(std::string_view name, const ScheduleSpec& spec) {
-  require_shape(name, spec);
-  const int v = zb_chunks(spec);
-  if (v < 1 || v > 64)
-    throw ConfigError(
-        fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
-  if (static_cast<long long>(v) * spec.devices * spec.microbatches > limits::kMaxStageMicrobatches)
-    throw ConfigError(fmt::format("{}: devices={} x chunks={} x microbatches={} is too large to "
-                                  "simulate",
-                                  name, spec.devices, v, spec.microbatches));
+  check_chunk_count(name, spec, zb_chunks(spec));
   const Rounds rounds = rounds_of(spec.devices, spec.microbatches);
   if (spec.microbatches % rounds.count != 0)
     throw ConfigError(fmt::format(

@@ -36,6 +36,9 @@ void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec)
 /// The memory limit zb-v generates under: --mem-limit, else ZB-H1's peak on the same costs.
 [[nodiscard]] double zb_v_memory_limit(const ScheduleSpec& spec);
 
+/// require_shape, 1 <= v <= 64 and devices x v x microbatches within the limits.
+void check_chunk_count(std::string_view name, const ScheduleSpec& spec, int v);
+
 // Shape checks: each throws ConfigError naming the values (`NAME: needs ... (got ...)`).
 void check_zb_h2(std::string_view name, const ScheduleSpec& spec);         // m >= 2p
 void check_interleaved(std::string_view name, const ScheduleSpec& spec);   // v chunks, m % p
