@@ -1,53 +1,506 @@
-// The automatic zero-bubble scheduler (zb-auto, zb-1p, zb-2p) over the greedy machinery it shares
-// with zb-v: Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1 and App. G.
+// The automatic zero-bubble scheduler (zb-auto, zb-1p, zb-2p): the authors' heuristic at every
+// memory limit up to the requested one, ppsim's variants of its rules and the handcrafted
+// schedules of the placement, the best kept (Qi et al., ICLR 2024, sec. 3.1).
 #include "schedules/detail/generators.hpp"
-#include "schedules/detail/greedy.hpp"
+#include "schedules/detail/search.hpp"
+#include "schedules/detail/zb_auto.hpp"
+#include "schedules/detail/zb_greedy.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
+#include "sim/metrics.hpp"
+#include "sim/simulator.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cassert>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
+#include <mutex>
+#include <thread>
 
 namespace ppsim {
 
+namespace detail {
 
 namespace {
 
-CostModel costs_for(const ScheduleSpec& spec, const Schedule& skeleton) {
-  static const CostSpec unit{};
-  return cost_model_for(spec.costs != nullptr ? *spec.costs : unit, skeleton);
+constexpr double kEps = 1e-9;
+constexpr Ticks kNoCutoff = std::numeric_limits<Ticks>::max();
+constexpr double kLadderWork = 4e8;  // tasks the walk down may place at worst
+
+std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+
+// A handcrafted schedule of the placement with its peak, and its score once timed.
+struct Seed {
+  std::string label;
+  Schedule schedule;
+  Score score;
+  double peak{0};
+};
+
+// Whether W never needs more than its B left (M_W <= M_B on every stage): then a fused BW is
+// never better than B followed by W, in time or memory.
+bool split_never_worse(const CostModel& costs) {
+  return std::all_of(costs.stage.begin(), costs.stage.end(),
+                     [](const StageCosts& c) { return c.MW <= c.MB; });
 }
 
-// zb-auto on one stage per device; `limit_in_p` > 0 fixes the limit to that many p*M_B.
-Schedule make_zb_auto_named(std::string_view name, const ScheduleSpec& spec, double limit_in_p) {
-  require_single_chunk_shape(name, spec);
-  const int p = spec.devices, m = spec.microbatches;
-  const Schedule skeleton = make_pipeline(std::string(name), p, m, loop_placement(p, 1));
-  const CostModel costs = costs_for(spec, skeleton);
-  const double mb = detail::device_microbatch_memory(skeleton, costs);
-  double limit = limit_in_p > 0 ? limit_in_p * p * mb : spec.mem_limit;
-  if (limit_in_p <= 0 && spec.mem_limit < 0) limit = p * mb;
-  if (!std::isfinite(limit))
-    throw ConfigError(fmt::format("{}: memory limit must be a finite number (got {})", name, limit));
-  // the handcrafted schedules join the search, so zb-auto is never worse than them
-  std::vector<Schedule> seeds;
-  const ScheduleSpec plain{.devices = p, .microbatches = m};
-  seeds.push_back(make_zb_h1(plain));
-  if (m >= 2 * p) seeds.push_back(make_zb_h2(plain));
-  return detail::search_best(name, skeleton, costs, limit, seeds);
+// BW -> B W, when that is never worse.
+Schedule split_bw(Schedule s) {
+  for (auto& device : s.order) {
+    std::vector<Task> out;
+    out.reserve(device.size() * 3 / 2);
+    for (const Task& t : device) {
+      if (t.kind != Kind::BW) {
+        out.push_back(t);
+        continue;
+      }
+      out.push_back(Task::make(Kind::B, t.stage, t.microbatch));
+      out.push_back(Task::make(Kind::W, t.stage, t.microbatch));
+    }
+    device = std::move(out);
+  }
+  return s;
 }
 
 } // namespace
 
-// zb-auto at p*M_B (ZB-1p), p = 4, m = 8, F = B = W (cost 54, as ZB-H1; at 2p*M_B, ZB-2p, the
+double order_peak(const Schedule& s, const CostModel& costs) {
+  double peak = 0;
+  for (const auto& device : s.order) {
+    double mem = 0;
+    for (const Task& t : device) {
+      mem += costs.memory_delta(t.kind, t.stage);
+      peak = std::max(peak, mem);
+    }
+  }
+  return peak;
+}
+
+std::optional<OrderTiming> time_order(const Schedule& s, const CostModel& costs, Ticks cutoff) {
+  const int S = s.stages(), m = s.microbatches, P = s.devices;
+  const std::size_t parts = ix(S) * ix(m);
+  std::vector<Ticks> end_f(parts, -1), end_grad(parts, -1), end_b(parts, -1);
+  std::vector<std::size_t> cursor(ix(P), 0);
+  std::vector<Ticks> clock(ix(P), 0), first(ix(P), -1), busy(ix(P), 0), idle(ix(P), 0);
+  for (int d = 0; d < P; ++d)
+    for (const Task& t : s.order[ix(d)]) busy[ix(d)] += costs.duration(t);
+  OrderTiming out;
+  out.peak = order_peak(s, costs);
+  const auto at = [&](int st, int j) { return ix(st) * ix(m) + ix(j); };
+  const auto comm = [&](int a, int b) {
+    return s.stage_device[ix(a)] != s.stage_device[ix(b)] ? costs.comm : 0;
+  };
+  std::size_t left = s.task_count();
+  for (int sweep = 0; left > 0; ++sweep) {
+    bool progress = false;
+    for (int i = 0; i < P; ++i) {
+      const int d = sweep % 2 == 0 ? i : P - 1 - i;  // F flow up, B down
+      const auto& order = s.order[ix(d)];
+      for (std::size_t& c = cursor[ix(d)]; c < order.size(); ++c) {
+        const Task& t = order[c];
+        const int st = t.stage, j = t.microbatch;
+        Ticks ready = clock[ix(d)];
+        const auto need = [&](Ticks end, Ticks latency) {
+          if (end < 0) return false;
+          ready = std::max(ready, end + latency);
+          return true;
+        };
+        bool ok = true;
+        switch (t.kind) {
+        case Kind::F: ok = st == 0 || need(end_f[at(st - 1, j)], comm(st - 1, st)); break;
+        case Kind::B:
+        case Kind::BW:
+          ok = need(end_f[at(st, j)], 0) &&
+               (st == S - 1 || need(end_grad[at(st + 1, j)], comm(st + 1, st)));
+          break;
+        case Kind::W: ok = need(end_b[at(st, j)], 0); break;
+        case Kind::FB: return std::nullopt;  // not on a plain loop placement
+        }
+        if (!ok) break;
+        if (first[ix(d)] < 0) {
+          first[ix(d)] = ready;
+        } else if (ready > clock[ix(d)]) {
+          idle[ix(d)] += ready - clock[ix(d)];
+          if (busy[ix(d)] + idle[ix(d)] > cutoff) return std::nullopt;
+        }
+        const Ticks end = ready + costs.duration(t);
+        clock[ix(d)] = end;
+        if (t.kind == Kind::F) end_f[at(st, j)] = end;
+        if (t.kind == Kind::B || t.kind == Kind::BW) end_grad[at(st, j)] = end;
+        if (t.kind == Kind::B) end_b[at(st, j)] = end;
+        --left;
+        progress = true;
+      }
+    }
+    if (!progress) return std::nullopt;  // a deadlock: not a schedule
+  }
+  for (int d = 0; d < P; ++d) {
+    const Ticks span = first[ix(d)] < 0 ? 0 : clock[ix(d)] - first[ix(d)];
+    out.score.cost = std::max(out.score.cost, span);
+    out.score.spans += span;
+  }
+  return out;
+}
+
+namespace {
+
+// The handcrafted schedules of the placement, with their peaks (timed only when they fit).
+// NOTE: 1F1B split into B and W never won on the measured grid when W needs no more than B
+// left (ZB-H1 holds as little and defers W); with fused BW it is the one that fits when B
+// raises memory.
+std::vector<Seed> make_seeds(const Schedule& skeleton, const CostModel& costs) {
+  const int p = skeleton.devices, m = skeleton.microbatches, v = skeleton.chunks();
+  const bool split = split_never_worse(costs);
+  std::vector<std::pair<std::string, Schedule>> made;
+  const ScheduleSpec plain{.devices = p, .microbatches = m, .chunks = v};
+  if (v == 1) {
+    made.emplace_back("zb-h1", make_zb_h1(plain));
+    if (m >= 2 * p) made.emplace_back("zb-h2", make_zb_h2(plain));
+    if (!split) made.emplace_back("1f1b", make_1f1b(plain));
+  } else if (m % p == 0 && v <= 64) {
+    Schedule s = make_interleaved_1f1b(plain);
+    made.emplace_back("interleaved-1f1b", split ? split_bw(std::move(s)) : std::move(s));
+  }
+  std::vector<Seed> seeds;
+  for (auto& [label, s] : made) {
+    const double peak = order_peak(s, costs);
+    seeds.push_back(Seed{label, std::move(s), Score{}, peak});
+  }
+  return seeds;
+}
+
+// One line of the search: a rule set walked down from the requested limit.
+struct Chain {
+  int problem{0};  // index into the problems (chunk-order groups)
+  int group{0};    // index of (problem, rules): chains of a group differ in their flags only
+  ZbFlags flags;
+  ZbRules rules;
+  std::string label;
+};
+
+// The runs made in one group of chains, so that a chain can skip a run an earlier chain of the
+// group already made: a run is the same for flags that agree on the ones that changed a decision
+// in it, and for every limit in [accepted, at].
+struct RunEntry {
+  std::size_t chain;
+  ZbFlags flags;
+  std::uint8_t decisive;
+  double accepted, at;
+};
+
+bool same_run(const RunEntry& e, const ZbFlags& flags) {
+  const auto differs = [](bool a, bool b) { return a != b; };
+  const std::uint8_t diff = static_cast<std::uint8_t>(
+      (differs(e.flags.allow_bubble_before_first_b, flags.allow_bubble_before_first_b) ? 1 : 0) |
+      (differs(e.flags.prioritize_b, flags.prioritize_b) ? 2 : 0) |
+      (differs(e.flags.no_bubble_greedy, flags.no_bubble_greedy) ? 4 : 0));
+  return (diff & e.decisive) == 0;
+}
+
+class RunLog {
+public:
+  // The limit the earlier run covering (flags, at) accepted, when an earlier chain made one.
+  // NOTE: only earlier chains count, so that a chain's own best never depends on the threads.
+  std::optional<double> find(std::size_t chain, const ZbFlags& flags, double at) {
+    const std::lock_guard lock(mutex_);
+    for (const RunEntry& e : entries_)
+      if (e.chain < chain && e.accepted <= at + kEps && at <= e.at + kEps && same_run(e, flags))
+        return e.accepted;
+    return std::nullopt;
+  }
+  void add(const RunEntry& e) {
+    const std::lock_guard lock(mutex_);
+    entries_.push_back(e);
+  }
+
+private:
+  std::mutex mutex_;
+  std::vector<RunEntry> entries_;
+};
+
+// The best run of a chain: the limit it ran at, and its identity for ties (a chain's runs are
+// told apart by the limits they accepted, which do not depend on the path).
+struct ChainBest {
+  bool found{false};
+  Score score;
+  double accepted{0};
+  double limit{0};
+};
+
+bool better(const ChainBest& a, const ChainBest& b) {
+  if (!b.found) return a.found;
+  if (!a.found) return false;
+  if (a.score != b.score) return a.score < b.score;
+  return a.accepted > b.accepted;
+}
+
+// ppsim's variants of the rules, in the order they were measured to help most (on 4096 cases:
+// p 2-16, m p-5p, eight cost sets, M_W 0.25-2, limits 1p-3p); a variant that never won there is
+// not tried. When B raises memory (M_W > M_B) the heuristic often cannot fit its warm-up's B,
+// and reserving room for it rescues most of those cases.
+std::vector<ZbRules> rule_variants(bool variants, unsigned mask, bool b_raises_memory) {
+  std::vector<ZbRules> out{ZbRules{}};
+  if (!variants) return out;
+  std::vector<ZbRules> all{ZbRules{.budget_permille = 500}, ZbRules{.budget_permille = 0},
+                           ZbRules{.warmup_offset = 1}, ZbRules{.budget_permille = 1500},
+                           ZbRules{.warmup_offset = -1}};
+  if (b_raises_memory) {
+    all.push_back(ZbRules{.budget_permille = 500, .reserve_b = true});
+    all.push_back(ZbRules{.warmup_offset = -1, .budget_permille = 500});
+    all.push_back(ZbRules{.reserve_b = true});
+  }
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if ((mask >> i) & 1u) out.push_back(all[i]);
+  return out;
+}
+
+std::string rules_label(const ZbRules& r) {
+  if (r == ZbRules{}) return "heuristic";
+  std::string out = "variant:";
+  if (r.warmup_offset != 0) out += fmt::format("warmup{:+d}", r.warmup_offset);
+  if (r.budget_permille != 1000) out += fmt::format("budget{}", r.budget_permille);
+  if (r.reserve_b) out += "reserveb";
+  return out;
+}
+
+} // namespace
+
+Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const CostSpec& spec,
+                        double limit, const ZbAutoOptions& options, ZbAutoReport* report) {
+  const CostModel costs = cost_model_for(spec, skeleton);
+  const int p = skeleton.devices, v = skeleton.chunks();
+  // the chunk orders: Megatron's groups of p, and smaller ones that need less warm-up memory
+  std::vector<int> groups{p};
+  if (v > 1)
+    for (int g = p / 2; g >= 1; g /= 2) groups.push_back(g);
+  std::vector<ZbProblem> problems;
+  problems.reserve(groups.size());
+  for (const int g : groups) problems.emplace_back(skeleton, costs, g);
+  double least = std::numeric_limits<double>::infinity();
+  for (const auto& pb : problems) least = std::min(least, pb.warmup_memory());
+
+  std::vector<Seed> seeds = options.seeds ? make_seeds(skeleton, costs) : std::vector<Seed>{};
+  for (const Seed& s : seeds) least = std::min(least, s.peak);
+  if (!(limit + kEps >= least))
+    throw InfeasibleError(fmt::format(
+        "{}: memory limit {:g} M_B is below the least that works, {:g} M_B (one micro-batch's "
+        "activations on all stages of a device; devices={}, chunks={}, microbatches={})",
+        name, limit, least, p, v, skeleton.microbatches));
+
+  // the best so far over all chains (and which chain found it; a seed loses ties): a run that
+  // can only end worse, or tie an earlier chain, gives up
+  struct Best {
+    Score score;
+    std::size_t chain;
+  };
+  std::mutex best_mutex;
+  Best best{Score{kNoCutoff, kNoCutoff}, std::numeric_limits<std::size_t>::max()};
+  const auto best_now = [&] {
+    const std::lock_guard lock(best_mutex);
+    return best;
+  };
+
+  // chains: every (chunk order, rules) group runs the 8 flag combinations
+  const std::vector<ZbRules> variants =
+      rule_variants(options.variants, options.variant_mask, !split_never_worse(costs));
+  std::vector<Chain> chains;
+  for (std::size_t g = 0; g < problems.size(); ++g)
+    for (std::size_t r = 0; r < variants.size(); ++r)
+      for (const ZbFlags& flags : zb_flag_combinations())
+        chains.push_back(Chain{static_cast<int>(g), static_cast<int>(g * variants.size() + r),
+                               flags, variants[r], rules_label(variants[r])});
+  std::vector<RunLog> logs(problems.size() * variants.size());
+
+  // NOTE: the walk down covers every limit from the requested one down to the least that works
+  // (so a larger limit is never worse) while its worst case, a step per smallest memory change,
+  // stays within kLadderWork placed tasks; for larger problems it stops at a floor that depends
+  // on the inputs only, so the result stays the same on every machine.
+  double step = std::numeric_limits<double>::infinity();
+  for (int st = 0; st < skeleton.stages(); ++st)
+    for (const Kind k : {Kind::F, Kind::B, Kind::W})
+      if (const double dm = std::abs(costs.memory_delta(k, st)); dm > kEps) step = std::min(step, dm);
+  const double per_step = 3.0 * static_cast<double>(skeleton.stages()) * skeleton.microbatches *
+                          static_cast<double>(chains.size());
+  const double floor = std::max(least, limit - std::max(0.0, kLadderWork / per_step - 1) * step);
+
+  // every chain walks down from the limit: each run is the same for all limits down to what it
+  // accepted, so the next limit below that is the next one that can differ
+  std::vector<ChainBest> found(chains.size());
+  std::atomic<long long> runs{0}, placed{0};
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    ZbWorkspace workspace;
+    for (std::size_t c = next++; c < chains.size(); c = next++) {
+      const Chain& chain = chains[c];
+      const ZbProblem& pb = problems[ix(chain.problem)];
+      RunLog& log = logs[ix(chain.group)];
+      double at = limit;
+      while (at + kEps >= std::max(floor, pb.warmup_memory()) &&
+             pb.memory_bound(at) <= best_now().score.cost) {
+        // the same run made by an earlier chain needs no repeating
+        if (const auto lower = log.find(c, chain.flags, at)) {
+          if (!options.ladder) break;
+          at = *lower - 10 * kEps;
+          continue;
+        }
+        // NOTE: a run that can only tie this chain's best gives up too (the chain keeps its
+        // first best, at the highest limit), and one that can only tie an earlier chain's: ties
+        // go to the earlier, so what wins never depends on the threads.
+        const Best global = best_now();
+        ZbCutoff cut{.worse_cost = global.score.cost, .worse_spans = global.score.spans};
+        std::optional<Score> tie;
+        if (found[c].found) tie = found[c].score;
+        if (global.chain < c) tie = std::min(tie.value_or(global.score), global.score);
+        if (tie) {
+          cut.tie_cost = tie->cost;
+          cut.tie_spans = tie->spans;
+        }
+        const ZbOutcome out =
+            run_zb(pb, at, chain.flags, chain.rules, cut, nullptr, &workspace);
+        ++runs;
+        placed += out.placed;
+        log.add({c, chain.flags, out.decisive, out.accepted, at});
+        if (out.status == ZbStatus::ok) {
+          const ChainBest here{true, Score{out.cost, out.spans}, out.accepted, at};
+          if (better(here, found[c])) found[c] = here;
+          const std::lock_guard lock(best_mutex);
+          if (here.score < best.score || (here.score == best.score && c < best.chain))
+            best = Best{here.score, c};
+        }
+        if (!options.ladder) break;
+        at = out.accepted - 10 * kEps;
+      }
+    }
+  };
+  const unsigned threads =
+      options.threads > 0 ? std::min<unsigned>(options.threads, static_cast<unsigned>(chains.size()))
+                          : search_threads(chains.size());
+  if (threads <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& th : pool) th.join();
+  }
+
+  // the best: by score, then the earlier chain; a seed only when strictly better
+  std::optional<std::size_t> best_chain;
+  for (std::size_t c = 0; c < chains.size(); ++c)
+    if (found[c].found && (!best_chain || found[c].score < found[*best_chain].score))
+      best_chain = c;
+  // the handcrafted schedules that fit, timed only as far as they can still win
+  std::optional<std::size_t> best_seed;
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    if (!(seeds[i].peak <= limit + kEps)) continue;
+    const Score bar = best_seed ? seeds[*best_seed].score
+                      : best_chain ? found[*best_chain].score
+                                   : Score{kNoCutoff, kNoCutoff};
+    const auto timing = time_order(seeds[i].schedule, costs, bar.cost);
+    if (!timing || !(timing->score < bar)) continue;
+    seeds[i].score = timing->score;
+    best_seed = i;
+  }
+  const bool seed_wins = best_seed.has_value();
+  if (report != nullptr) {
+    report->runs = runs.load();
+    report->placed = placed.load();
+  }
+  if (seed_wins) {
+    Seed& s = seeds[*best_seed];
+    if (report != nullptr) {
+      report->winner = "seed:" + s.label;
+      report->limit = limit;
+    }
+    s.schedule.name = std::string(name);
+    return std::move(s.schedule);
+  }
+  if (!best_chain)
+    throw InfeasibleError(fmt::format(
+        "{}: found no schedule within the memory limit {:g} M_B (devices={}, chunks={}, "
+        "microbatches={})",
+        name, limit, p, v, skeleton.microbatches));
+  const Chain& chain = chains[*best_chain];
+  const ChainBest& win = found[*best_chain];
+  ZbRecord record;
+  const ZbOutcome again = run_zb(problems[ix(chain.problem)], win.limit, chain.flags, chain.rules,
+                                 ZbCutoff{}, &record);
+  assert(again.status == ZbStatus::ok && again.cost == win.score.cost);  // runs repeat exactly
+  (void)again;
+  if (report != nullptr) {
+    report->winner = chain.label;
+    report->limit = win.limit;
+  }
+  return schedule_of(problems[ix(chain.problem)], std::move(record), std::string(name));
+}
+
+} // namespace detail
+
+namespace {
+
+// The peak memory of ZB-H1 on these costs: zb-auto's default limit (1F1B's p M_B when W needs no
+// more than B left, more when B raises memory).
+double zb_h1_peak(const ScheduleSpec& spec, const CostSpec& costs, double fallback) {
+  const Schedule h1 = make_zb_h1({.devices = spec.devices, .microbatches = spec.microbatches});
+  try {
+    const CostModel model = cost_model_for(costs, h1);
+    return detail::order_peak(h1, model);
+  } catch (const ConfigError&) {  // per-stage costs of a chunked schedule: not ZB-H1's stages
+    return fallback;
+  }
+}
+
+} // namespace
+
+void check_zb_auto(std::string_view name, const ScheduleSpec& spec) {
+  require_shape(name, spec);
+  if (spec.chunks < 0 || spec.chunks > 64)
+    throw ConfigError(fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
+  if (static_cast<long long>(std::max(1, spec.chunks)) * spec.devices * spec.microbatches >
+      limits::kMaxStageMicrobatches)
+    throw ConfigError(fmt::format("{}: devices={} x chunks={} x microbatches={} is too large to "
+                                  "schedule",
+                                  name, spec.devices, spec.chunks, spec.microbatches));
+}
+
+namespace {
+
+// zb-auto on the loop placement with spec.chunks chunks; `limit_in_p` > 0 fixes the limit to
+// that many p M_B (zb-1p, zb-2p: one chunk).
+Schedule make_zb_auto_named(std::string_view name, const ScheduleSpec& spec, double limit_in_p) {
+  if (limit_in_p > 0) require_single_chunk_shape(name, spec);
+  else check_zb_auto(name, spec);
+  const int p = spec.devices, m = spec.microbatches, v = std::max(1, spec.chunks);
+  static const CostSpec unit{};
+  const CostSpec& costs = spec.costs != nullptr ? *spec.costs : unit;
+  const Schedule skeleton = make_pipeline(std::string(name), p, m, loop_placement(p, v));
+  const CostModel model = cost_model_for(costs, skeleton);
+  std::vector<double> per_device(static_cast<std::size_t>(p), 0.0);
+  for (int st = 0; st < skeleton.stages(); ++st)
+    per_device[static_cast<std::size_t>(st % p)] += model.memory_delta(Kind::F, st);
+  const double mb = *std::max_element(per_device.begin(), per_device.end());
+  double limit = spec.mem_limit;
+  if (limit_in_p > 0) limit = limit_in_p * p * mb;
+  else if (limit < 0) limit = zb_h1_peak(spec, costs, p * mb);
+  if (!std::isfinite(limit))
+    throw ConfigError(fmt::format("{}: memory limit must be a finite number (got {})", name, limit));
+  return detail::zb_auto_search(name, skeleton, costs, limit);
+}
+
+} // namespace
+
+// zb-auto at p M_B (ZB-1p), p = 4, m = 8, F = B = W (cost 54, as ZB-H1; at 2p M_B, ZB-2p, the
 // warm-up grows to ZB-H2's and the cost is the ideal 48):
-//   rank0: 0F0 0F1 0F2 0F3 0B0 0W0 0B1 0F4 0B2 0F5 0B3 0W1 0F6 0W2 0B4 0F7 0B5 0W3 ... 0B7 0W7
-//   rank3: 3F0 3B0 3F1 3B1 3F2 3B2 3F3 3B3 3W0 3W1 3F4 3B4 3F5 3B5 3W2 3W3 3F6 ... 3W6 3W7
-// Heuristic (sec. 3.1): warm-up F within the limit, stopping before the first B can arrive (flag:
-// allow one F to overrun it); steady state B first (flag prioritize_b: hold back an F that would
-// delay it), W into gaps that fit a whole W (flag no_bubble_greedy: also smaller ones); flush
-// the W. ppsim adds knobs (1F1B's rhythm of one F per B, eager W, chunk order), seeds ZB-H1 and
-// ZB-H2, and refines the best by swapping neighbours: never worse than any candidate.
+//   rank0: 0F0 0F1 0F2 0F3 0B0 0W0 0F4 0B1 0W1 0F5 0B2 0W2 0F6 0B3 0W3 0F7 0B4 0W4 0B5 ... 0W7
+//   rank1: 1F0 1F1 1F2 1B0 1F3 1B1 1W0 1F4 1B2 1W1 1F5 1B3 1W2 1F6 1B4 1W3 1F7 1B5 ... 1W7
+//   rank3: 3F0 3B0 3F1 3B1 3F2 3B2 3F3 3B3 3W0 3F4 3B4 3W1 3F5 3B5 3W2 ... 3B7 3W4 3W5 3W6 3W7
+// The authors' heuristic (sec. 3.1; detail/zb_greedy.hpp): warm-up F within the limit before
+// the first B can arrive, then rounds of one F and one B per device with W in the gaps, the
+// remaining W flushed; 3 flags, 8 runs, the best kept. ppsim runs it at every limit up to the
+// requested one (so a larger limit is never worse), with measured variants of its rules, next to
+// ZB-H1, ZB-H2 and (when B raises memory) 1F1B: never worse than any of them. With v chunks
+// (zb-auto -v) the same rounds run over Megatron's chunk order, next to interleaved 1F1B.
 Schedule make_zb_auto(const ScheduleSpec& spec) { return make_zb_auto_named("zb-auto", spec, 0); }
 Schedule make_zb_1p(const ScheduleSpec& spec) { return make_zb_auto_named("zb-1p", spec, 1); }
 Schedule make_zb_2p(const ScheduleSpec& spec) { return make_zb_auto_named("zb-2p", spec, 2); }

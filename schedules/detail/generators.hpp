@@ -30,6 +30,7 @@ void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec)
 
 // Shape checks: each throws ConfigError naming the values (`NAME: needs ... (got ...)`).
 void check_zb_h2(std::string_view name, const ScheduleSpec& spec);         // m >= 2p
+void check_zb_auto(std::string_view name, const ScheduleSpec& spec);       // chunks <= 64
 void check_interleaved(std::string_view name, const ScheduleSpec& spec);   // v chunks, m % p
 void check_looped_bfs(std::string_view name, const ScheduleSpec& spec);
 void check_v_shape(std::string_view name, const ScheduleSpec& spec);  // chunks 2
