@@ -339,6 +339,11 @@ private:
     }
   }
 
+  // Whether device 0's warm-up F k has its input among the F the warm-up placed on device p-1.
+  // NOTE: with chunks, device 0's F of a later chunk needs device p-1's F of an earlier one; the
+  // warm-up places device p-1's first, so device 0's warm-up stops before one it lacks.
+  bool loop_keeps_up(int k) const { return P_.f_prev_[ix(k)] < f_[ix(p_ - 1)]; }
+
   // warm-up: F of the first micro-batch everywhere, extra F while they end before the first B
   // can arrive (and fit), strictly fewer on each later device, then the first B back.
   void warmup() {
@@ -361,8 +366,7 @@ private:
       for (;;) {
         const int k = f_[ix(d)] + req_[ix(d)];
         if (k >= n_) break;
-        // with chunks, device 0's later chunks need F that the other devices have placed
-        if (d == 0 && P.f_prev_[ix(k)] >= f_[ix(p_ - 1)]) break;
+        if (d == 0 && !loop_keeps_up(k)) break;
         const Ticks cost = dur(d, kF, k);
         const bool stop_if_allowed = clock + cost > arrive, stop_otherwise = clock >= arrive;
         if (stop_if_allowed != stop_otherwise) decisive_ |= kAllowBit;
@@ -380,7 +384,7 @@ private:
         }
         for (; extra > 0; --extra) {
           const int k = f_[ix(d)] + req_[ix(d)];
-          if (k >= n_ || (d == 0 && P.f_prev_[ix(k)] >= f_[ix(p_ - 1)]) ||
+          if (k >= n_ || (d == 0 && !loop_keeps_up(k)) ||
               !fits(mem + f_need(d, k)))
             break;
           mem += delta(d, kF, k);
@@ -423,6 +427,15 @@ private:
     return within_budget(d, next_plus_fw - e_[ix(d)]);
   }
 
+  // Device d's next F, after the W that make room for it and fill the wait for its input.
+  void place_f(int d) {
+    const int k = f_[ix(d)];
+    make_room(d, f_need(d, k));
+    const Ticks arrival = f_arrival(d, k);
+    if (arrival >= 0) fill_w(d, arrival);
+    put(d, kF);
+  }
+
   // One round: at most one F per device (phases A and B), then one B per device, last first.
   void round(int i) {
     // phase A: which devices take an F
@@ -440,16 +453,33 @@ private:
     // if a device skips its F, so do all before it
     for (int d = p_ - 2; d >= 0; --d) req_[ix(d)] = std::min(req_[ix(d)], req_[ix(d + 1)]);
     // phase B: the F, first device first (each F's input is then placed)
+    // NOTE: with one chunk every input is placed by then. With chunks, device 0's F of a later
+    // chunk needs device p-1's F of this round: it goes after it, in a second pass (and so on
+    // for a device whose input that made wait); W fill the wait.
+    bool waiting = false;
     for (int d = 0; d < p_; ++d) {
       if (req_[ix(d)] == 0) continue;
-      const int k = f_[ix(d)];
-      // NOTE: with one chunk the input is always placed; with chunks device 0 may wait for a
-      // later round.
-      if (!f_input_placed(d, k)) continue;
-      make_room(d, f_need(d, k));
-      const Ticks arrival = f_arrival(d, k);
-      if (arrival >= 0) fill_w(d, arrival);
-      put(d, kF);
+      if (!f_input_placed(d, f_[ix(d)])) {
+        waiting = true;
+        continue;
+      }
+      place_f(d);
+      req_[ix(d)] = 0;
+    }
+    while (waiting) {
+      waiting = false;
+      bool progress = false;
+      for (int d = 0; d < p_; ++d) {
+        if (req_[ix(d)] == 0) continue;
+        if (!f_input_placed(d, f_[ix(d)])) {
+          waiting = true;
+          continue;
+        }
+        place_f(d);
+        req_[ix(d)] = 0;
+        progress = true;
+      }
+      if (!progress) break;  // inputs of a later round: skip this round
     }
     // phase C: B i on every device, last first (each B's input is then placed)
     for (int d = p_ - 1; d >= 0; --d) {
