@@ -28,6 +28,7 @@ namespace {
 constexpr double kEps = 1e-9;
 constexpr Ticks kNoCutoff = std::numeric_limits<Ticks>::max();
 constexpr double kLadderWork = 4e8;  // tasks the walk down may place at worst
+constexpr double kThreadWork = 2e5;  // tasks the chains place at one limit, to go parallel
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
@@ -78,16 +79,24 @@ double order_peak(const Schedule& s, const CostModel& costs) {
   return peak;
 }
 
-std::optional<OrderTiming> time_order(const Schedule& s, const CostModel& costs, Ticks cutoff) {
+std::optional<OrderTiming> time_order(const Schedule& s, const CostModel& costs,
+                                      const Score& must_beat) {
   const int S = s.stages(), m = s.microbatches, P = s.devices;
+  std::vector<Ticks> busy(ix(P), 0);
+  for (int d = 0; d < P; ++d)
+    for (const Task& t : s.order[ix(d)]) busy[ix(d)] += costs.duration(t);
+  // the least (cost, sum of spans) the order can still end with: work plus the idle so far
+  Ticks lb_cost = *std::max_element(busy.begin(), busy.end()), lb_spans = 0;
+  for (const Ticks b : busy) lb_spans += b;
+  const auto hopeless = [&] {
+    return lb_cost > must_beat.cost || (lb_cost == must_beat.cost && lb_spans >= must_beat.spans);
+  };
+  if (hopeless()) return std::nullopt;
   const std::size_t parts = ix(S) * ix(m);
   std::vector<Ticks> end_f(parts, -1), end_grad(parts, -1), end_b(parts, -1);
   std::vector<std::size_t> cursor(ix(P), 0);
-  std::vector<Ticks> clock(ix(P), 0), first(ix(P), -1), busy(ix(P), 0), idle(ix(P), 0);
-  for (int d = 0; d < P; ++d)
-    for (const Task& t : s.order[ix(d)]) busy[ix(d)] += costs.duration(t);
+  std::vector<Ticks> clock(ix(P), 0), first(ix(P), -1), idle(ix(P), 0);
   OrderTiming out;
-  out.peak = order_peak(s, costs);
   const auto at = [&](int st, int j) { return ix(st) * ix(m) + ix(j); };
   const auto comm = [&](int a, int b) {
     return s.stage_device[ix(a)] != s.stage_device[ix(b)] ? costs.comm : 0;
@@ -123,7 +132,9 @@ std::optional<OrderTiming> time_order(const Schedule& s, const CostModel& costs,
           first[ix(d)] = ready;
         } else if (ready > clock[ix(d)]) {
           idle[ix(d)] += ready - clock[ix(d)];
-          if (busy[ix(d)] + idle[ix(d)] > cutoff) return std::nullopt;
+          lb_cost = std::max(lb_cost, busy[ix(d)] + idle[ix(d)]);
+          lb_spans += ready - clock[ix(d)];
+          if (hopeless()) return std::nullopt;
         }
         const Ticks end = ready + costs.duration(t);
         clock[ix(d)] = end;
@@ -141,6 +152,7 @@ std::optional<OrderTiming> time_order(const Schedule& s, const CostModel& costs,
     out.score.cost = std::max(out.score.cost, span);
     out.score.spans += span;
   }
+  out.peak = order_peak(s, costs);
   return out;
 }
 
@@ -320,7 +332,8 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   double step = std::numeric_limits<double>::infinity();
   for (int st = 0; st < skeleton.stages(); ++st)
     for (const Kind k : {Kind::F, Kind::B, Kind::W})
-      if (const double dm = std::abs(costs.memory_delta(k, st)); dm > kEps) step = std::min(step, dm);
+      if (const double dm = std::abs(costs.memory_delta(k, st)); dm > kEps)
+        step = std::min(step, dm);
   const double per_step = 3.0 * static_cast<double>(skeleton.stages()) * skeleton.microbatches *
                           static_cast<double>(chains.size());
   const double floor = std::max(least, limit - std::max(0.0, kLadderWork / per_step - 1) * step);
@@ -328,6 +341,8 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   // every chain walks down from the limit: each run is the same for all limits down to what it
   // accepted, so the next limit below that is the next one that can differ
   std::vector<ChainBest> found(chains.size());
+  ZbRecord first_record;
+  std::optional<double> first_accepted;
   std::atomic<long long> runs{0}, placed{0};
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
@@ -357,8 +372,11 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
           cut.tie_cost = tie->cost;
           cut.tie_spans = tie->spans;
         }
-        const ZbOutcome out =
-            run_zb(pb, at, chain.flags, chain.rules, cut, nullptr, &workspace);
+        // the authors' own run at the limit (chain 0's first) wins most often: record it
+        const bool first = c == 0 && at == limit;
+        const ZbOutcome out = run_zb(pb, at, chain.flags, chain.rules, cut,
+                                     first ? &first_record : nullptr, &workspace);
+        if (first && out.status == ZbStatus::ok) first_accepted = out.accepted;
         ++runs;
         placed += out.placed;
         log.add({c, chain.flags, out.decisive, out.accepted, at});
@@ -374,9 +392,10 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
       }
     }
   };
-  const unsigned threads =
-      options.threads > 0 ? std::min<unsigned>(options.threads, static_cast<unsigned>(chains.size()))
-                          : search_threads(chains.size());
+  // NOTE: threads only where the work pays for starting them (the result is the same)
+  unsigned threads = per_step < kThreadWork ? 1u : search_threads(chains.size());
+  if (options.threads > 0)
+    threads = std::min<unsigned>(options.threads, static_cast<unsigned>(chains.size()));
   if (threads <= 1) {
     work();
   } else {
@@ -397,7 +416,7 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
     const Score bar = best_seed ? seeds[*best_seed].score
                       : best_chain ? found[*best_chain].score
                                    : Score{kNoCutoff, kNoCutoff};
-    const auto timing = time_order(seeds[i].schedule, costs, bar.cost);
+    const auto timing = time_order(seeds[i].schedule, costs, bar);
     if (!timing || !(timing->score < bar)) continue;
     seeds[i].score = timing->score;
     best_seed = i;
@@ -424,10 +443,14 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   const Chain& chain = chains[*best_chain];
   const ChainBest& win = found[*best_chain];
   ZbRecord record;
-  const ZbOutcome again = run_zb(problems[ix(chain.problem)], win.limit, chain.flags, chain.rules,
-                                 ZbCutoff{}, &record);
-  assert(again.status == ZbStatus::ok && again.cost == win.score.cost);  // runs repeat exactly
-  (void)again;
+  if (*best_chain == 0 && first_accepted == win.accepted) {
+    record = std::move(first_record);
+  } else {
+    const ZbOutcome again = run_zb(problems[ix(chain.problem)], win.limit, chain.flags,
+                                   chain.rules, ZbCutoff{}, &record);
+    assert(again.status == ZbStatus::ok && again.cost == win.score.cost);  // runs repeat exactly
+    (void)again;
+  }
   if (report != nullptr) {
     report->winner = chain.label;
     report->limit = win.limit;
@@ -456,7 +479,8 @@ double zb_h1_peak(const ScheduleSpec& spec, const CostSpec& costs, double fallba
 void check_zb_auto(std::string_view name, const ScheduleSpec& spec) {
   require_shape(name, spec);
   if (spec.chunks < 0 || spec.chunks > 64)
-    throw ConfigError(fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
+    throw ConfigError(
+        fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
   if (static_cast<long long>(std::max(1, spec.chunks)) * spec.devices * spec.microbatches >
       limits::kMaxStageMicrobatches)
     throw ConfigError(fmt::format("{}: devices={} x chunks={} x microbatches={} is too large to "
@@ -484,7 +508,8 @@ Schedule make_zb_auto_named(std::string_view name, const ScheduleSpec& spec, dou
   if (limit_in_p > 0) limit = limit_in_p * p * mb;
   else if (limit < 0) limit = zb_h1_peak(spec, costs, p * mb);
   if (!std::isfinite(limit))
-    throw ConfigError(fmt::format("{}: memory limit must be a finite number (got {})", name, limit));
+    throw ConfigError(
+        fmt::format("{}: memory limit must be a finite number (got {})", name, limit));
   return detail::zb_auto_search(name, skeleton, costs, limit);
 }
 

@@ -36,15 +36,15 @@ struct ZbAutoReport {
 
 /// A schedule's (cost, sum of spans) and peak memory, by timing its order as the simulator would
 /// (DESIGN.md's dependencies, asynchronous sends) without its generality: F, B, W and BW on one
-/// route through the stages in order. nullopt when the order deadlocks or holds an FB, or once
-/// a device's work plus its idle so far exceeds `cutoff`.
+/// route through the stages in order. nullopt when the order deadlocks or holds an FB, or as
+/// soon as it cannot end better than `must_beat`.
 struct OrderTiming {
   Score score;
   double peak{0};
 };
 [[nodiscard]] std::optional<OrderTiming> time_order(
     const Schedule& schedule, const CostModel& costs,
-    Ticks cutoff = std::numeric_limits<Ticks>::max());
+    const Score& must_beat = {std::numeric_limits<Ticks>::max(), 0});
 
 /// The best schedule zb-auto finds on `skeleton`'s loop placement within `limit` (M_B per device),
 /// named `name`. Throws InfeasibleError naming the least limit that works when none fits.

@@ -124,7 +124,8 @@ Ticks ZbProblem::memory_bound(double limit) const {
 
 // One run. The authors' names: f, b, w count the F, B, W placed on a device (the index of the
 // next one in the device's chunk order), e is its clock, bubble its idle after its first F.
-class ZbRun {
+// NOTE: kChunked = false is the one-chunk case, with the chunk lookups compiled away.
+template <bool kChunked> class ZbRun {
 public:
   ZbRun(const ZbProblem& problem, double limit, const ZbFlags& flags, const ZbRules& rules,
         const ZbCutoff& cutoff, ZbRecord* record, ZbWorkspace& ws)
@@ -191,6 +192,7 @@ private:
   };
 
   int chunk_of(int kind, int k) const {
+    if constexpr (!kChunked) return 0;
     return kind == kF ? P_.f_chunk_[ix(k)] : P_.b_chunk_[ix(k)];
   }
   int stage_of(int d, int kind, int k) const { return chunk_of(kind, k) * p_ + d; }
@@ -213,11 +215,13 @@ private:
   // device -1 when it needs none (the first stage's F, the last stage's B).
   std::pair<int, int> f_input(int d, int k) const {
     if (d > 0) return {d - 1, k};
+    if constexpr (!kChunked) return {-1, -1};
     const int prev = P_.f_prev_[ix(k)];
     return prev >= 0 ? std::pair{p_ - 1, prev} : std::pair{-1, -1};
   }
   std::pair<int, int> b_input(int d, int k) const {
     if (d < p_ - 1) return {d + 1, k};
+    if constexpr (!kChunked) return {-1, -1};
     const int prev = P_.b_prev_[ix(k)];
     return prev >= 0 ? std::pair{0, prev} : std::pair{-1, -1};
   }
@@ -246,7 +250,7 @@ private:
     const std::size_t dd = ix(d);
     int& count = kKind == kF ? f_[dd] : kKind == kB ? b_[dd] : w_[dd];
     const int k = count;
-    const int chunk = kKind == kF ? P_.f_chunk_[ix(k)] : P_.b_chunk_[ix(k)];
+    const int chunk = chunk_of(kKind, k);
     const std::size_t si = ix((chunk * p_ + d) * 3 + kKind);
     const Ticks cost = P_.dur_[si];
     const double dm = P_.mem_[si];
@@ -264,7 +268,7 @@ private:
       if (pd >= 0) {
         if (b_[ix(pd)] <= pk) throw Stop{ZbStatus::stuck};
         end = std::max(end, end_b_[at(pd, pk)] + comm(pd, d) + cost);
-      } else if (f_[dd] <= P_.b_own_f_[ix(k)]) {
+      } else if (f_[dd] <= (kChunked ? P_.b_own_f_[ix(k)] : k)) {
         throw Stop{ZbStatus::stuck};
       }
     }
@@ -342,7 +346,7 @@ private:
   // Whether device 0's warm-up F k has its input among the F the warm-up placed on device p-1.
   // NOTE: with chunks, device 0's F of a later chunk needs device p-1's F of an earlier one; the
   // warm-up places device p-1's first, so device 0's warm-up stops before one it lacks.
-  bool loop_keeps_up(int k) const { return P_.f_prev_[ix(k)] < f_[ix(p_ - 1)]; }
+  bool loop_keeps_up(int k) const { return !kChunked || P_.f_prev_[ix(k)] < f_[ix(p_ - 1)]; }
 
   // warm-up: F of the first micro-batch everywhere, extra F while they end before the first B
   // can arrive (and fit), strictly fewer on each later device, then the first B back.
@@ -487,7 +491,7 @@ private:
       const Ticks arrival = b_arrival(d, i);
       if (arrival >= 0) fill_w(d, arrival);
       // stage 0's B feeds nobody: once its F are done, its W wait no longer
-      if (d == 0 && f_[0] == n_ && P_.b_chunk_[ix(i)] == 0)
+      if (d == 0 && f_[0] == n_ && chunk_of(kB, i) == 0)
         while (w_pending(d)) put(d, kW);
       put(d, kB);
     }
@@ -516,9 +520,10 @@ ZbOutcome run_zb(const ZbProblem& problem, double limit, const ZbFlags& flags,
                  const ZbRules& rules, const ZbCutoff& cutoff, ZbRecord* record,
                  ZbWorkspace* workspace) {
   ZbWorkspace local;
-  return ZbRun(problem, limit, flags, rules, cutoff, record,
-               workspace != nullptr ? *workspace : local)
-      .run();
+  ZbWorkspace& ws = workspace != nullptr ? *workspace : local;
+  if (problem.chunks() == 1)
+    return ZbRun<false>(problem, limit, flags, rules, cutoff, record, ws).run();
+  return ZbRun<true>(problem, limit, flags, rules, cutoff, record, ws).run();
 }
 
 Schedule schedule_of(const ZbProblem& problem, ZbRecord record, std::string name) {

@@ -40,6 +40,8 @@ struct ZbRules {
   friend bool operator==(const ZbRules&, const ZbRules&) = default;
 };
 
+template <bool kChunked> class ZbRun;
+
 /// The shape and costs the heuristic reads: a loop placement (stage c*p + d on device d), per
 /// stage durations and memory deltas, the chunk order of its rules. Built once, shared by runs.
 class ZbProblem {
@@ -64,7 +66,7 @@ public:
   [[nodiscard]] Ticks memory_bound(double limit) const;
 
 private:
-  friend class ZbRun;
+  template <bool> friend class ZbRun;
   int p_{0}, v_{0}, m_{0}, group_{0};
   Ticks comm_{0};
   std::vector<Ticks> dur_;     ///< [stage * 3 + kind] for F, B, W
