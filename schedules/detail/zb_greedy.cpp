@@ -37,7 +37,7 @@ ZbProblem::ZbProblem(const Schedule& skeleton, const CostModel& costs, int group
                                   "least one device and micro-batch (got devices={}, chunks={}, "
                                   "microbatches={})",
                                   skeleton.name, p_, v_, m_));
-  group_ = group <= 0 ? p_ : std::min(group, p_);
+  group_ = group <= 0 ? p_ : std::min(group, m_);
   const int S = p_ * v_;
   dur_.resize(ix(3 * S));
   mem_.resize(ix(3 * S));

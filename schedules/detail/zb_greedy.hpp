@@ -49,7 +49,8 @@ public:
   /// `skeleton` must have a loop placement; `costs` are expanded over its stages. `group` is the
   /// number of micro-batches per group of the chunk order (Megatron's is p, 0 = p): with v chunks
   /// a device runs chunk 0 of a group, then chunk 1 of it, ... (backwards: last chunk first).
-  /// Smaller groups need less warm-up memory. Ignored with one chunk.
+  /// Smaller groups need less warm-up memory, larger ones fill the pipeline longer. At most m;
+  /// ignored with one chunk.
   ZbProblem(const Schedule& skeleton, const CostModel& costs, int group = 0);
 
   [[nodiscard]] int devices() const { return p_; }
