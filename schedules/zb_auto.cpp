@@ -330,9 +330,9 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   std::vector<RunLog> logs(problems.size() * variants.size());
 
   // NOTE: the walk down covers every limit from the requested one down to the least that works
-  // (so a larger limit is never worse) while its worst case, a step per smallest memory change,
-  // stays within kLadderWork placed tasks; for larger problems it stops at a floor that depends
-  // on the inputs only, so the result stays the same on every machine.
+  // (so a larger limit is never worse) when one run per smallest memory change would place at
+  // most kLadderWork tasks; larger problems stop at a floor that depends on the inputs only, so
+  // the result is the same on every machine (and never worse at a larger limit above it).
   double step = std::numeric_limits<double>::infinity();
   for (int st = 0; st < skeleton.stages(); ++st)
     for (const Kind k : {Kind::F, Kind::B, Kind::W})
@@ -340,7 +340,10 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
         step = std::min(step, dm);
   const double per_step = 3.0 * static_cast<double>(skeleton.stages()) * skeleton.microbatches *
                           static_cast<double>(chains.size());
-  const double floor = std::max(least, limit - std::max(0.0, kLadderWork / per_step - 1) * step);
+  const double steps = std::max(0.0, std::floor(kLadderWork / per_step) - 1);
+  double walk_floor = least;
+  if (steps == 0) walk_floor = limit;
+  else if (steps * step < limit - least) walk_floor = limit - steps * step;
 
   // every chain walks down from the limit: each run is the same for all limits down to what it
   // accepted, so the next limit below that is the next one that can differ
@@ -356,7 +359,7 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
       const ZbProblem& pb = problems[ix(chain.problem)];
       RunLog& log = logs[ix(chain.group)];
       double at = limit;
-      while (at + kEps >= std::max(floor, pb.warmup_memory()) &&
+      while (at + kEps >= std::max(walk_floor, pb.warmup_memory()) &&
              pb.memory_bound(at) <= best_now().score.cost) {
         // the same run made by an earlier chain needs no repeating
         if (const auto lower = log.find(c, chain.flags, at)) {

@@ -236,17 +236,21 @@ private:
   }
   Ticks b_arrival(int d, int k) const {
     const auto [pd, pk] = b_input(d, k);
-    return pd < 0 ? -1 : end_b_[at(pd, pk)] + comm(pd, d);
+    if (pd < 0) return -1;
+    if (b_[ix(pd)] <= pk) throw Stop{ZbStatus::stuck};  // (chunks) not placed by the rounds
+    return end_b_[at(pd, pk)] + comm(pd, d);
   }
 
   // Places device d's next task of `kind` as early as its device and its input allow.
   void put(int d, int kind) {
-    if (kind == kF) put_kind<kF>(d);
-    else if (kind == kB) put_kind<kB>(d);
-    else put_kind<kW>(d);
+    if (kind == kF) put_kind<kF, true>(d);
+    else if (kind == kB) put_kind<kB, true>(d);
+    else put_kind<kW, false>(d);
   }
 
-  template <int kKind> void put_kind(int d) {
+  // kCheck = false where the caller has already made room (a W always fits: it frees memory,
+  // and what it leaves was accepted before).
+  template <int kKind, bool kCheck> void put_kind(int d) {
     const std::size_t dd = ix(d);
     int& count = kKind == kF ? f_[dd] : kKind == kB ? b_[dd] : w_[dd];
     const int k = count;
@@ -254,7 +258,7 @@ private:
     const std::size_t si = ix((chunk * p_ + d) * 3 + kKind);
     const Ticks cost = P_.dur_[si];
     const double dm = P_.mem_[si];
-    if (!fits(mem_[dd] + dm)) throw Stop{ZbStatus::cannot_fit};
+    if (kCheck && !fits(mem_[dd] + dm)) throw Stop{ZbStatus::cannot_fit};
     const Ticks no_bubble = e_[dd] + cost;
     Ticks end = no_bubble;
     if constexpr (kKind == kF) {
@@ -437,7 +441,7 @@ private:
     make_room(d, f_need(d, k));
     const Ticks arrival = f_arrival(d, k);
     if (arrival >= 0) fill_w(d, arrival);
-    put(d, kF);
+    put_kind<kF, false>(d);  // make_room made room
   }
 
   // One round: at most one F per device (phases A and B), then one B per device, last first.
@@ -493,7 +497,7 @@ private:
       // stage 0's B feeds nobody: once its F are done, its W wait no longer
       if (d == 0 && f_[0] == n_ && chunk_of(kB, i) == 0)
         while (w_pending(d)) put(d, kW);
-      put(d, kB);
+      put_kind<kB, false>(d);  // make_room made room
     }
   }
 
