@@ -339,7 +339,7 @@ private:
     }
   }
 
-  // W (oldest first) until a task of memory change `dm` fits; the authors' "Cannot fit memory".
+  // W (oldest first) until a task needing `need` fits; the authors' "Cannot fit memory".
   void make_room(int d, double need) {
     while (!fits(mem_[ix(d)] + need)) {
       if (!w_pending(d)) throw Stop{ZbStatus::cannot_fit};

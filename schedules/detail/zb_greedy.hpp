@@ -1,6 +1,13 @@
 // The zero-bubble authors' scheduling heuristic (Qi et al., Zero Bubble Pipeline Parallelism,
 // ICLR 2024, sec. 3.1; their auto_schedule.py), placed and timed in one pass in integer ticks, on
 // one stage per device or, generalised, on a loop placement with v chunks per device.
+//
+// With one chunk it is the authors' heuristic exactly (costs, failures and order of every flag
+// combination; tests/schedules/zb_auto_test.cpp pins them). With v chunks (ppsim's design) each
+// device runs its F, and its B, in Megatron's chunk order (groups of micro-batches, chunk by
+// chunk; backwards last chunk first); a device's k-th F or B takes the place of micro-batch k of
+// the authors' stage in their rounds, and its input comes from the device before it, or across
+// the loop from device p-1 (F) or device 0 (B).
 #pragma once
 
 #include "sim/cost_model.hpp"
@@ -127,6 +134,9 @@ struct ZbWorkspace {
 
 /// One run of the heuristic at memory limit `limit` (M_B per device); it stops (abandoned) as
 /// `cutoff` says. Fills `record` when given.
+///
+///   const ZbProblem problem(skeleton, costs);  // make_pipeline(.., loop_placement(p, 1))
+///   const ZbOutcome o = run_zb(problem, 2.0 * p, ZbFlags{}, ZbRules{});  // ZB-2p, flags T,T,T
 [[nodiscard]] ZbOutcome run_zb(const ZbProblem& problem, double limit, const ZbFlags& flags,
                                const ZbRules& rules, const ZbCutoff& cutoff = {},
                                ZbRecord* record = nullptr,
