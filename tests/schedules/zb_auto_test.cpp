@@ -150,12 +150,11 @@ TEST_CASE("the heuristic's own timing is the simulator's, for every candidate",
   const int v = GENERATE(1, 2, 3);
   CAPTURE(costs_text, p, m, v);
   const Case c(p, m, costs_text, v);
-  const detail::ZbRules rules[] = {{}, {.warmup_offset = 1}, {.warmup_offset = -1},
-                                   {.budget_permille = 0}, {.budget_permille = 500},
+  const detail::ZbRules rules[] = {{}, {.warmup_offset = 1}, {.budget_permille = 500},
                                    {.reserve_b = true}};
   for (const int group : {0, 1}) {
     const detail::ZbProblem problem(c.skeleton, c.costs, group);
-    for (const double limit_in_p : {0.75, 1.25, 2.0, 3.0}) {
+    for (const double limit_in_p : {0.75, 1.25, 2.5}) {
       for (const detail::ZbFlags& flags : detail::zb_flag_combinations()) {
         for (const detail::ZbRules& r : rules) {
           detail::ZbRecord record;
@@ -330,7 +329,7 @@ TEST_CASE("zb-auto is never worse than the heuristic, and never worse at a large
   const CostSpec spec = parse_costs(costs_text);
   const Case c(p, m, costs_text, v);
   std::optional<Ticks> previous;
-  for (int eighths = 8; eighths <= 24; ++eighths) {
+  for (int eighths = 8; eighths <= 24; eighths += 2) {
     const double limit = p * eighths / 8.0;
     CAPTURE(limit);
     Schedule s;
