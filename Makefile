@@ -2,7 +2,8 @@
 # Both install the Debian packages that are missing, configure, build and run.
 
 PACKAGES := cmake make g++ pkg-config libboost-graph-dev nlohmann-json3-dev catch2 libfmt-dev \
-            libcli11-dev libdnnl-dev libbenchmark-dev openmpi-bin libopenmpi-dev
+            libcli11-dev libdnnl-dev libbenchmark-dev openmpi-bin libopenmpi-dev \
+            pybind11-dev python3-dev python3-pytest dpkg-dev
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 JOBS ?= 2
 BUILD := build/dev
@@ -10,7 +11,7 @@ ASAN := build/asan
 RELEASE := build/release
 PPSIM := $(BUILD)/ppsim
 
-.PHONY: all deps ppsim build run test test-unit test-asan bench clean check-baselines test-browser browser-deps
+.PHONY: all deps ppsim build python install deb run test test-unit test-asan bench clean check-baselines test-browser browser-deps
 
 all: build
 
@@ -30,6 +31,25 @@ ppsim: deps
 build: deps
 	cmake --preset dev
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The Python module into build/python: `PYTHONPATH=build/python python3 -c 'import ppsim'`.
+python: deps
+	cmake --preset dev
+	cmake --build $(BUILD) -j $(JOBS) --target ppsim_python
+
+# `make install PREFIX=/usr/local`: the release build, installed (bin, lib, headers, CMake and
+# pkg-config files, man page, bash completion, Python module).
+PREFIX ?= /usr/local
+install: deps
+	cmake --preset release
+	cmake --build $(RELEASE) -j $(JOBS)
+	cmake --install $(RELEASE) --prefix $(PREFIX)
+
+# A Debian package of the release build: build/release/ppsim_*.deb.
+deb: deps
+	cmake --preset release -DCMAKE_INSTALL_PREFIX=/usr
+	cmake --build $(RELEASE) -j $(JOBS)
+	cd $(RELEASE) && cpack -G DEB
 
 # The main job: calibrate the zero-bubble MLP's GEMMs on this CPU (oneDNN, one thread per
 # simulated device), then compare 1F1B, ZB-H1 and ZB-H2 at p = 4, m = 8 on those costs: the table

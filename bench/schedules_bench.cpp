@@ -1,5 +1,6 @@
 // Benchmarks of schedule generation: the zero-bubble heuristic and zb-auto's search at p = 32,
-// m = 256 (the authors' figures are for the same cases), and ZB-V.
+// m = 256 (the authors' figures are for the same cases), ZB-V and V-Half/V-Min up to p = 32,
+// m = 256, at unit costs and at a realistic profile with comm.
 #include "io/cost_file.hpp"
 #include "schedules/detail/zb_greedy.hpp"
 #include "schedules/registry.hpp"
@@ -69,7 +70,14 @@ void BM_ZbAutoSweep17(benchmark::State& state) {
 }
 
 void BM_ZbV(benchmark::State& state) { generate(state, "zb-v", "F=1,B=1,W=1"); }
+// the realistic profile: F = B = 1.5 W per chunk, comm 0.1 F
+constexpr const char* kRealistic = "F=3,B=3,W=2,comm=0.15";
+void BM_ZbVRealistic(benchmark::State& state) { generate(state, "zb-v", kRealistic); }
+void BM_ZbVRealistic2p(benchmark::State& state) { generate(state, "zb-v", kRealistic, 2); }
+void BM_ZbVRealistic3p(benchmark::State& state) { generate(state, "zb-v", kRealistic, 3); }
 void BM_VHalf(benchmark::State& state) { generate(state, "v-half", "F=1,B=1,W=1"); }
+void BM_VHalfRealistic(benchmark::State& state) { generate(state, "v-half", kRealistic); }
+void BM_VMinRealistic(benchmark::State& state) { generate(state, "v-min", kRealistic); }
 
 } // namespace
 
@@ -83,4 +91,9 @@ BENCHMARK(BM_ZbAutoUnevenMW2)->Args({32, 256})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ZbAutoChunks2)->Args({32, 256})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ZbAutoSweep17)->Args({32, 256})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ZbV)->Args({4, 8})->Args({32, 256})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_VHalf)->Args({8, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ZbVRealistic)->Args({4, 8})->Args({16, 48})->Args({32, 256})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ZbVRealistic2p)->Args({16, 48})->Args({32, 256})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ZbVRealistic3p)->Args({32, 256})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_VHalf)->Args({8, 64})->Args({32, 256})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_VHalfRealistic)->Args({4, 8})->Args({32, 256})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_VMinRealistic)->Args({4, 8})->Args({32, 256})->Unit(benchmark::kMillisecond);

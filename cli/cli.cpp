@@ -4,7 +4,10 @@
 #include "cli/commands.hpp"
 #include "io/cost_file.hpp"
 #include "io/text_parse.hpp"
+#include "io/device_file.hpp"
+#include "io/model_file.hpp"
 #include "model/calibrate.hpp"
+#include "model/cpu_device.hpp"
 #include "sim/errors.hpp"
 #include "sim/iterations.hpp"
 
@@ -35,6 +38,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
                  "calibrate on this CPU first: dim=..,tokens=..,blocks=..[,threads=..]");
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
+  add_model_options(cmd, o);
   // NOTE: execute has its own --iterations (real training steps on MPI ranks) and export writes
   // one iteration's order; neither simulates iterations, so they do not get these options.
   if (cmd.get_name() == "execute" || cmd.get_name() == "export") return;
@@ -64,6 +68,46 @@ IterationOptions iteration_options(const RunOptions& o) {
 
 } // namespace
 
+void add_model_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--model", o.model,
+                 "costs from a transformer: a preset (ppsim models) or a ppsim.model/1 file");
+  cmd.add_option("--device", o.device,
+                 "with --model: a100, h100, h200, cpu (measured here), or a ppsim.device/1 file");
+  cmd.add_option("--layout", o.layout,
+                 "with --model: layers per stage in Megatron's syntax, e.g. 'Et*3|(tt|)*2|ttL'");
+  cmd.add_option("--layers-per-stage", o.layers_per_stage,
+                 "with --model: decoder layers per stage, e.g. 5,6,6,5");
+  cmd.add_option("--dp", o.dp, "with --model: data-parallel replicas (default 1)");
+  cmd.add_option("--zero", o.zero, "with --model: 1 shards the optimizer state over --dp");
+  cmd.add_option("--tp", o.tp,
+                 "with --model: tensor-parallel ranks per stage (with sequence parallelism)");
+  cmd.add_option("--mem-capacity", o.mem_capacity,
+                 "bytes per device (80GiB) for the out-of-memory check; default the device's");
+}
+
+std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
+  if (o.model.empty()) {
+    for (const auto& [flag, given] :
+         {std::pair{"--device", !o.device.empty()}, {"--layout", !o.layout.empty()},
+          {"--layers-per-stage", !o.layers_per_stage.empty()}})
+      if (given) throw ConfigError(fmt::format("{} needs --model", flag));
+    return std::nullopt;
+  }
+  if (!o.costs_file.empty() || !o.calibrate.empty())
+    throw ConfigError("--model and --costs-file/--calibrate: give one source of costs");
+  WorkloadSpec w;
+  w.model = load_model(o.model);
+  const std::string device = o.device.empty() ? "h100" : o.device;
+  w.device = device == "cpu" ? calibrate::measure_cpu_device(w.model) : load_device(device);
+  w.layout = o.layout;
+  if (!o.layers_per_stage.empty())
+    for (const std::string& item : split_list(o.layers_per_stage, "--layers-per-stage"))
+      w.layers_per_stage.push_back(
+          static_cast<int>(parse_integer(item, "--layers-per-stage", 0, 4096)));
+  w.training = TrainingSpec{o.dp, o.zero, o.tp};
+  return w;
+}
+
 CostSpec resolve_costs(const RunOptions& o) {
   if (!o.costs_file.empty() && !o.calibrate.empty())
     throw ConfigError("--costs-file and --calibrate: give one of them");
@@ -83,6 +127,10 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   rq.costs = costs;
   rq.mem_limit = o.mem_limit;
   rq.iterations = iteration_options(o);
+  rq.workload = resolve_workload(o);
+  if (rq.workload) rq.cost_overrides = o.costs;
+  if (!o.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.mem_capacity, "--mem-capacity");
+  else if (rq.workload) rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
   return rq;
 }
 
@@ -121,6 +169,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   cli::add_report_commands(app, io, action);
   cli::add_schedule_commands(app, io, action);
   cli::add_execute_command(app, io, action);
+  cli::add_model_commands(app, io, action);
+  cli::add_help_commands(app, io, action);
 
   std::string where = "ppsim";
   try {

@@ -36,10 +36,24 @@ struct RunOptions {
   std::string costs_file;
   std::string calibrate;
   std::string mem_limit;
+  std::string model;             ///< --model NAME|FILE
+  std::string device;            ///< --device NAME|FILE|cpu
+  std::string layout;            ///< --layout (Megatron's syntax)
+  std::string layers_per_stage;  ///< --layers-per-stage 5,6,6,5
+  int dp{1};                     ///< --dp
+  int zero{0};                   ///< --zero 0|1
+  int tp{1};                     ///< --tp
+  std::string mem_capacity;      ///< --mem-capacity 80GiB
   int iterations{1};           ///< --iterations K
   std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
   std::string sync{"allreduce"};  ///< --sync allreduce|post-validation
 };
+
+/// Adds --model, --device, --layout, --layers-per-stage, --dp, --zero and --mem-capacity.
+void add_model_options(CLI::App& cmd, RunOptions& options);
+
+/// The workload of --model/--device, or nullopt without --model (--device alone is an error).
+[[nodiscard]] std::optional<WorkloadSpec> resolve_workload(const RunOptions& options);
 
 /// Adds the shared options to `cmd`. With `require_shape` false, -p and -m may be omitted (for a
 /// schedule file, which carries its own shape).
@@ -64,4 +78,6 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action);  // calibrate_
 void add_report_commands(CLI::App& app, Io io, Action& action);  // report_cmds.cpp: sweep, check
 void add_schedule_commands(CLI::App& app, Io io, Action& action);  // schedule_cmds.cpp: validate, export
 void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.cpp: MPI ranks
+void add_help_commands(CLI::App& app, Io io, Action& action);  // help_docs.cpp: man, completion
+void add_model_commands(CLI::App& app, Io io, Action& action);  // model_cmds.cpp: models, costs, plan
 }  // namespace ppsim::cli

@@ -1,6 +1,7 @@
 // `ppsim list`, `ppsim simulate` and `ppsim compare`.
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
+#include "run/compare.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/task_graph.hpp"
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <ostream>
+#include <span>
 
 namespace ppsim::cli {
 
@@ -37,21 +39,28 @@ void add_output_options(CLI::App& cmd, SimulateOptions& o) {
   cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)");
 }
 
-// Runs every schedule of the option list; writes traces; returns the runs.
-std::vector<Run> run_all(const SimulateOptions& o, bool allow_many) {
-  const CostSpec costs = resolve_costs(o.run);
+// Writes a Chrome trace per run (FILE-<schedule>.json each when there are several).
+void write_traces(const SimulateOptions& o, std::span<const Run> runs) {
+  if (o.trace.empty()) return;
+  for (const Run& r : runs)
+    write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),
+                          [&](std::ostream& f) { write_chrome_trace(f, r); });
+}
+
+// One request per schedule of the option list (the costs and the model resolved once).
+std::vector<RunRequest> requests_of(const SimulateOptions& o, bool allow_many) {
+  RunRequest base = to_request(o.run, "", resolve_costs(o.run));
   const auto names = split_list(o.run.schedules, "--schedule");
   if (!allow_many && names.size() > 1)
     throw ConfigError(fmt::format("--schedule '{}': simulate takes one schedule; use compare",
                                   o.run.schedules));
-  std::vector<Run> runs;
-  runs.reserve(names.size());
-  for (const auto& name : names) runs.push_back(run_request(to_request(o.run, name, costs)));
-  if (!o.trace.empty())
-    for (const Run& r : runs)
-      write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),
-                            [&](std::ostream& f) { write_chrome_trace(f, r); });
-  return runs;
+  std::vector<RunRequest> requests;
+  requests.reserve(names.size());
+  for (const auto& name : names) {
+    base.schedule = name;
+    requests.push_back(base);
+  }
+  return requests;
 }
 
 } // namespace
@@ -98,8 +107,8 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
                 "print the chain of tasks that sets the makespan (text output)");
   sim->callback([io, &action, sim_opts] {
     action = [io, sim_opts] {
-      const auto runs = run_all(*sim_opts, false);
-      const Run& r = runs.front();
+      const Run r = run_request(requests_of(*sim_opts, false).front());
+      write_traces(*sim_opts, {&r, 1});
       if (sim_opts->ascii) {
         write_ascii(io.out, r, AsciiOptions{sim_opts->ascii_width});
         io.out << "\n";
@@ -137,19 +146,29 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
                   "write a self-contained HTML report (timelines, metrics, charts) to FILE");
   cmp->callback([io, &action, cmp_opts] {
     action = [io, cmp_opts] {
-      const auto runs = run_all(*cmp_opts, true);
+      // An infeasible schedule keeps its row (reason, least limit that works); the others run.
+      const Comparison comparison = run_compare(requests_of(*cmp_opts, true));
+      write_traces(*cmp_opts, comparison.runs);
       if (!cmp_opts->html.empty())
         write_file_atomically(cmp_opts->html, [&](std::ostream& f) {
-          write_html_report(f, runs, {.title = "ppsim compare"});
+          write_html_report(f, comparison, {.title = "ppsim compare"});
         });
       if (cmp_opts->ascii)
-        for (const Run& r : runs) {
+        for (const Run& r : comparison.runs) {
           io.out << r.schedule.name << ":\n";
           write_ascii(io.out, r, AsciiOptions{cmp_opts->ascii_width});
           io.out << "\n";
         }
-      if (cmp_opts->json) io.out << metrics_json_array(runs) << "\n";
-      else write_compare_table(io.out, runs);
+      if (cmp_opts->json) io.out << compare_json(comparison) << "\n";
+      else write_compare_table(io.out, comparison);
+      for (const CompareRow& row : comparison.rows) {
+        if (row.ok()) continue;
+        io.err << "ppsim: warning: compare: " << row.reason;
+        if (row.least_mem_limit >= 0)
+          io.err << fmt::format("; the least limit that works: {:.4g} M_B", row.least_mem_limit);
+        io.err << "\n";
+      }
+      comparison.require_any_ran();  // none ran: exit 5
       return 0;
     };
   });

@@ -30,6 +30,13 @@ struct ScheduleInfo {
   /// Throws ConfigError naming the values when the generator does not support the shape.
   void (*check)(std::string_view name, const ScheduleSpec&);
   Schedule (*make)(const ScheduleSpec&);
+  /// For an automatic schedule (a search under a memory limit), the limit in M_B units its
+  /// generator works under for `spec`: spec.mem_limit, or its own default when that is < 0
+  /// (zb-1p and zb-2p: their fixed one). Null for a handcrafted schedule.
+  double (*generation_limit)(const ScheduleSpec&) = nullptr;
+
+  /// Whether the generator searches for its order (and so reports how far from optimal it is).
+  [[nodiscard]] bool automatic() const { return generation_limit != nullptr; }
 };
 
 /// Every schedule ppsim generates, in the order `ppsim list` shows them.

@@ -469,16 +469,54 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
 
 namespace {
 
-// The peak memory of ZB-H1 on these costs: zb-auto's default limit (1F1B's p M_B when W needs no
-// more than B left, more when B raises memory).
-double zb_h1_peak(const ScheduleSpec& spec, const CostSpec& costs, double fallback) {
+const CostSpec& costs_of(const ScheduleSpec& spec) {
+  static const CostSpec unit{};
+  return spec.costs != nullptr ? *spec.costs : unit;
+}
+
+// The peak memory of ZB-H1 on the same model and costs: zb-auto's default limit (1F1B's p M_B
+// when W needs no more than B left, more when B raises memory: 2p M_B for the seed's MLP).
+double zb_h1_peak(const ScheduleSpec& spec) {
   const Schedule h1 = make_zb_h1({.devices = spec.devices, .microbatches = spec.microbatches});
-  try {
-    const CostModel model = cost_model_for(costs, h1);
-    return detail::order_peak(h1, model);
-  } catch (const ConfigError&) {  // per-stage costs of a chunked schedule: not ZB-H1's stages
-    return fallback;
+  const CostSpec& given = costs_of(spec);
+  const auto p = static_cast<std::size_t>(spec.devices);
+  const auto v = static_cast<std::size_t>(std::max(1, spec.chunks));
+  if (v == 1 || given.stages.size() != v * p)
+    return detail::order_peak(h1, cost_model_for(given, h1));
+  // NOTE: costs per virtual stage of the loop's model (v p pieces): ZB-H1's device-stage k holds
+  // the pieces k v .. k v + v - 1 of the same model
+  CostSpec pieces = given;
+  pieces.stages.clear();
+  for (std::size_t k = 0; k < p; ++k) {
+    StageCosts c = given.stages[k * v];
+    for (std::size_t j = 1; j < v; ++j) {
+      c.MB += given.stages[k * v + j].MB;
+      c.MW += given.stages[k * v + j].MW;
+    }
+    pieces.stages.push_back(c);
   }
+  return detail::order_peak(h1, cost_model_for(pieces, h1));
+}
+
+// K p M_B, M_B being what one micro-batch leaves on a device (the most on any device).
+double times_p_mb(const ScheduleSpec& spec, double k) {
+  const Schedule skeleton =
+      make_pipeline("zb", spec.devices, spec.microbatches, loop_placement(spec.devices, 1));
+  const CostModel model = cost_model_for(costs_of(spec), skeleton);
+  double most = 0;
+  for (int st = 0; st < skeleton.stages(); ++st)
+    most = std::max(most, model.memory_delta(Kind::F, st));
+  return k * spec.devices * most;
+}
+
+Schedule generate(std::string_view name, const ScheduleSpec& spec, double limit) {
+  if (!std::isfinite(limit))
+    throw ConfigError(
+        fmt::format("{}: memory limit must be a finite number (got {})", name, limit));
+  const int p = spec.devices, v = std::max(1, spec.chunks);
+  const Schedule skeleton =
+      make_pipeline(std::string(name), p, spec.microbatches, loop_placement(p, v));
+  return detail::zb_auto_search(name, skeleton, costs_of(spec), limit);
 }
 
 } // namespace
@@ -495,32 +533,11 @@ void check_zb_auto(std::string_view name, const ScheduleSpec& spec) {
                                   name, spec.devices, spec.chunks, spec.microbatches));
 }
 
-namespace {
-
-// zb-auto on the loop placement with spec.chunks chunks; `limit_in_p` > 0 fixes the limit to
-// that many p M_B (zb-1p, zb-2p: one chunk).
-Schedule make_zb_auto_named(std::string_view name, const ScheduleSpec& spec, double limit_in_p) {
-  if (limit_in_p > 0) require_single_chunk_shape(name, spec);
-  else check_zb_auto(name, spec);
-  const int p = spec.devices, m = spec.microbatches, v = std::max(1, spec.chunks);
-  static const CostSpec unit{};
-  const CostSpec& costs = spec.costs != nullptr ? *spec.costs : unit;
-  const Schedule skeleton = make_pipeline(std::string(name), p, m, loop_placement(p, v));
-  const CostModel model = cost_model_for(costs, skeleton);
-  std::vector<double> per_device(static_cast<std::size_t>(p), 0.0);
-  for (int st = 0; st < skeleton.stages(); ++st)
-    per_device[static_cast<std::size_t>(st % p)] += model.memory_delta(Kind::F, st);
-  const double mb = *std::max_element(per_device.begin(), per_device.end());
-  double limit = spec.mem_limit;
-  if (limit_in_p > 0) limit = limit_in_p * p * mb;
-  else if (limit < 0) limit = zb_h1_peak(spec, costs, p * mb);
-  if (!std::isfinite(limit))
-    throw ConfigError(
-        fmt::format("{}: memory limit must be a finite number (got {})", name, limit));
-  return detail::zb_auto_search(name, skeleton, costs, limit);
+double zb_auto_memory_limit(const ScheduleSpec& spec) {
+  return spec.mem_limit >= 0 ? spec.mem_limit : zb_h1_peak(spec);
 }
-
-} // namespace
+double zb_1p_memory_limit(const ScheduleSpec& spec) { return times_p_mb(spec, 1); }
+double zb_2p_memory_limit(const ScheduleSpec& spec) { return times_p_mb(spec, 2); }
 
 // zb-auto at p M_B (ZB-1p), p = 4, m = 8, F = B = W (cost 54, as ZB-H1; at 2p M_B, ZB-2p, the
 // warm-up grows to ZB-H2's and the cost is the ideal 48):
@@ -533,8 +550,17 @@ Schedule make_zb_auto_named(std::string_view name, const ScheduleSpec& spec, dou
 // requested one (so a larger limit is never worse), with measured variants of its rules, next to
 // ZB-H1, ZB-H2 and (when B raises memory) 1F1B: never worse than any of them. With v chunks
 // (zb-auto -v) the same rounds run over Megatron's chunk order, next to interleaved 1F1B.
-Schedule make_zb_auto(const ScheduleSpec& spec) { return make_zb_auto_named("zb-auto", spec, 0); }
-Schedule make_zb_1p(const ScheduleSpec& spec) { return make_zb_auto_named("zb-1p", spec, 1); }
-Schedule make_zb_2p(const ScheduleSpec& spec) { return make_zb_auto_named("zb-2p", spec, 2); }
+Schedule make_zb_auto(const ScheduleSpec& spec) {
+  check_zb_auto("zb-auto", spec);
+  return generate("zb-auto", spec, zb_auto_memory_limit(spec));
+}
+Schedule make_zb_1p(const ScheduleSpec& spec) {
+  require_single_chunk_shape("zb-1p", spec);
+  return generate("zb-1p", spec, zb_1p_memory_limit(spec));
+}
+Schedule make_zb_2p(const ScheduleSpec& spec) {
+  require_single_chunk_shape("zb-2p", spec);
+  return generate("zb-2p", spec, zb_2p_memory_limit(spec));
+}
 
 } // namespace ppsim

@@ -20,6 +20,9 @@ struct StageCosts {
   Ticks FB{-1};
   double MB{1.0};  ///< activation memory one micro-batch leaves after F
   double MW{0.5};  ///< of which W still needs after B
+  /// Bytes the stage holds whatever the schedule: weights, gradients, optimizer state.
+  double state_bytes{0};
+  double params{0};  ///< parameters of the stage (for reports)
 
   friend bool operator==(const StageCosts&, const StageCosts&) = default;
 };

@@ -15,6 +15,10 @@ struct DeviceMetrics {
   Ticks span{0};         ///< last end - first start
   Ticks idle{0};         ///< span - busy
   double peak_memory{0};  ///< highest running activation memory, M_B units
+  /// Bytes held whatever the schedule (weights, gradients, optimizer state of its stages).
+  double state_bytes{0};
+  /// state_bytes + peak_memory in bytes; 0 when neither is known.
+  double peak_bytes{0};
 };
 
 /// DESIGN.md's metrics, following its definitions exactly.
@@ -27,6 +31,8 @@ struct Metrics {
   double idle_fraction{0};      ///< 1 - sum busy / (devices * makespan)
   double peak_memory{0};        ///< max over devices, M_B units
   double peak_memory_bytes{0};  ///< peak_memory * bytes of one M_B; 0 when unknown
+  double peak_bytes{0};         ///< max over devices of their peak_bytes
+  double total_peak_bytes{0};   ///< sum over devices of their peak_bytes
   std::vector<DeviceMetrics> per_device;
 };
 

@@ -26,6 +26,15 @@ struct Run {
   /// Several iterations (run_iterations): then schedule and timeline are the K-fold ones, while
   /// metrics stay those of one iteration. Count 1 and no step for a plain run.
   IterationSummary iterations;
+  /// For an automatic schedule: a lower bound on the cost of every order of its tasks within
+  /// the memory limit its generator worked under (`bound_mem_limit`, M_B units), and
+  /// optimality_gap = (cost - lower_bound) / cost, at least the distance to the optimum.
+  /// lower_bound < 0 for a handcrafted schedule or a file.
+  Ticks lower_bound{-1};
+  double optimality_gap{0};
+  double bound_mem_limit{-1};
+
+  [[nodiscard]] bool has_lower_bound() const { return lower_bound >= 0; }
 };
 
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's

@@ -61,22 +61,34 @@ void legend(std::ostream& out, int max_chunks) {
   out << "<span><i style=\"background:#e4e4e4\"></i>idle</span></p>\n";
 }
 
-void summary_table(std::ostream& out, std::span<const Run> runs) {
+void summary_table(std::ostream& out, std::span<const Run> runs,
+                   std::span<const CompareRow* const> not_run) {
   out << "<table class=\"metrics\">\n<tr><th class=\"name\">schedule</th><th>p</th><th>m</th>"
          "<th>v</th><th>tasks</th><th>makespan ms</th><th>cost ms</th><th>ideal ms</th>"
-         "<th>bubble rate</th><th>bubble / ideal</th><th>idle</th><th>peak M_B</th></tr>\n";
+         "<th>bubble rate</th><th>bubble / ideal</th><th>idle</th><th>peak M_B</th>"
+         "<th>lower bound ms</th><th>gap to it</th></tr>\n";
   for (const Run& r : runs) {
     const Metrics& m = r.metrics;
     out << fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
                        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td><td>{}</td></tr>\n",
+                       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        esc(r.schedule.name), r.schedule.devices,
                        r.schedule.microbatches / std::max(1, r.iterations.options.count),
                        r.schedule.chunks(), r.timeline.runs.size(), ticks_to_ms_text(m.makespan),
                        ticks_to_ms_text(m.cost), ticks_to_ms_text(m.ideal), percent(m.bubble_rate),
                        percent(m.bubble_over_ideal), percent(m.idle_fraction),
-                       memory_text(m.peak_memory));
+                       memory_text(m.peak_memory),
+                       r.has_lower_bound() ? ticks_to_ms_text(r.lower_bound) : "-",
+                       r.has_lower_bound() ? percent(r.optimality_gap) : "-");
   }
+  for (const CompareRow* c : not_run)
+    out << fmt::format("<tr class=\"infeasible\"><td class=\"name\">{}</td><td colspan=\"13\" "
+                       "class=\"name status-bad\">infeasible: {}{}</td></tr>\n",
+                       esc(c->schedule), esc(c->reason),
+                       c->least_mem_limit >= 0
+                           ? fmt::format("; the least limit that works: {} M_B",
+                                         memory_text(c->least_mem_limit))
+                           : std::string());
   out << "</table>\n";
 }
 
@@ -136,8 +148,10 @@ void write_html_tail(std::ostream& out) {
   out << "<script>\n" << script << "</script>\n</body>\n</html>\n";
 }
 
-void write_html_report(std::ostream& out, std::span<const Run> runs,
-                       const HtmlReportOptions& options) {
+namespace {
+
+void write_report(std::ostream& out, std::span<const Run> runs,
+                  std::span<const CompareRow* const> not_run, const HtmlReportOptions& options) {
   std::ostringstream page;
   write_html_head(page, options.title);
   Ticks span = 0;
@@ -151,7 +165,7 @@ void write_html_report(std::ostream& out, std::span<const Run> runs,
                       runs.size(), runs.size() == 1 ? "" : "s", ticks_to_ms_text(span));
 
   page << "<h2>Metrics</h2>\n";
-  summary_table(page, runs);
+  summary_table(page, runs, not_run);
   page << "<div class=\"charts\">\n";
   std::vector<Bar> bubble;
   std::vector<Bar> memory;
@@ -191,6 +205,21 @@ void write_html_report(std::ostream& out, std::span<const Run> runs,
   }
   write_html_tail(page);
   out << page.str();
+}
+
+} // namespace
+
+void write_html_report(std::ostream& out, std::span<const Run> runs,
+                       const HtmlReportOptions& options) {
+  write_report(out, runs, {}, options);
+}
+
+void write_html_report(std::ostream& out, const Comparison& comparison,
+                       const HtmlReportOptions& options) {
+  std::vector<const CompareRow*> not_run;
+  for (const CompareRow& c : comparison.rows)
+    if (!c.ok()) not_run.push_back(&c);
+  write_report(out, comparison.runs, not_run, options);
 }
 
 } // namespace ppsim

@@ -1,6 +1,7 @@
 // The self-contained HTML report of `ppsim compare --html`: timelines, metrics, charts.
 #pragma once
 
+#include "run/compare.hpp"
 #include "sim/run.hpp"
 
 #include <cstddef>
@@ -25,6 +26,10 @@ struct HtmlReportOptions {
 ///   write_file_atomically("out/report.html",
 ///                         [&](std::ostream& f) { write_html_report(f, runs); });
 void write_html_report(std::ostream& out, std::span<const Run> runs,
+                       const HtmlReportOptions& options = {});
+/// The report of a comparison: its runs as above, and in the metrics table a row for each
+/// schedule that did not fit, with the reason and the least limit that works.
+void write_html_report(std::ostream& out, const Comparison& comparison,
                        const HtmlReportOptions& options = {});
 
 /// The page's opening (doctype, head with the inline style, h1 title) and its closing (the

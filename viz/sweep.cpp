@@ -30,6 +30,12 @@ std::string csv_field(std::string_view s) {
 std::string chunks_text(int v) { return v > 0 ? fmt::format("{}", v) : "default"; }
 std::string limit_text(const std::string& m) { return m.empty() ? "none" : m; }
 
+// The reason a point did not run, with the least limit that works when it is known.
+std::string reason_text(const SweepPoint& pt) {
+  if (pt.least_mem_limit < 0) return pt.reason;
+  return fmt::format("{}; the least limit that works: {:.4g} M_B", pt.reason, pt.least_mem_limit);
+}
+
 } // namespace
 
 void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points) {
@@ -43,13 +49,13 @@ void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points) {
                        ok ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
                        limit_text(pt.mem_limit), sweep_status_name(pt.status), ok ? json_number(pt.cost_ms) : "-",
                        ok ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
-                       ok ? fmt::format("{:.4g}", pt.peak_memory) : "-", pt.reason);
+                       ok ? fmt::format("{:.4g}", pt.peak_memory) : "-", reason_text(pt));
   }
 }
 
 void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points) {
   out << "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,bubble_rate,"
-         "bubble_over_ideal,peak_memory,reason\n";
+         "bubble_over_ideal,peak_memory,reason,least_mem_limit\n";
   for (const SweepPoint& pt : points) {
     std::string line = fmt::format("{},{},{},{},{},{},", csv_field(pt.schedule), pt.devices,
                                    pt.microbatches, pt.chunks, csv_field(pt.mem_limit), sweep_status_name(pt.status));
@@ -62,6 +68,8 @@ void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points) {
       line += ",,,,,,,,";
     }
     line += csv_field(pt.reason);
+    line += ',';
+    if (pt.least_mem_limit >= 0) line += json_number(pt.least_mem_limit);
     out << line << '\n';
   }
 }
@@ -80,6 +88,10 @@ std::string sweep_json(std::span<const SweepPoint> points) {
     j["status"] = sweep_status_name(pt.status);
     if (!pt.ok()) {
       j["reason"] = pt.reason;
+      if (pt.status == SweepStatus::infeasible) {
+        if (pt.least_mem_limit >= 0) j["least_mem_limit"] = pt.least_mem_limit;
+        else j["least_mem_limit"] = nullptr;
+      }
     } else {
       j["chunks"] = pt.run_chunks;
       j["tasks"] = pt.tasks;
@@ -172,7 +184,7 @@ void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
         xml_escaped(limit_text(pt.mem_limit)), good ? "status-ok" : "status-bad", sweep_status_name(pt.status),
         good ? json_number(pt.cost_ms) : "-",
         good ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
-        good ? fmt::format("{:.4g}", pt.peak_memory) : "-", xml_escaped(pt.reason));
+        good ? fmt::format("{:.4g}", pt.peak_memory) : "-", xml_escaped(reason_text(pt)));
   }
   page << "</table>\n";
   write_html_tail(page);

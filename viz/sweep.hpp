@@ -11,12 +11,14 @@
 
 namespace ppsim {
 
-/// One line per point; the reason of a failed point is its last column.
+/// One line per point; the reason of a failed point is its last column (an infeasible one's
+/// with the least limit that works).
 void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points);
 
 /// RFC 4180 CSV with a header line:
 /// `schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,bubble_rate,`
-/// `bubble_over_ideal,peak_memory,reason` (metrics empty for a point that did not run).
+/// `bubble_over_ideal,peak_memory,reason,least_mem_limit` (metrics empty for a point that did not
+/// run; least_mem_limit, in M_B, only for an infeasible one).
 void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points);
 
 /// `{"schema": "ppsim.sweep/1", "points": [...]}`.

@@ -28,6 +28,14 @@ void require_shape(std::string_view name, const ScheduleSpec& spec);
 /// require_shape, and one stage per device: `NAME: supports chunks=1 only (got chunks=2)`.
 void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec);
 
+/// The memory limit zb-v generates under: --mem-limit, else ZB-H1's peak on the same costs.
+[[nodiscard]] double zb_v_memory_limit(const ScheduleSpec& spec);
+/// The memory limits zb-auto (--mem-limit, else ZB-H1's peak on the same costs), zb-1p (p M_B)
+/// and zb-2p (2p M_B) generate under; M_B is what one micro-batch leaves on a device.
+[[nodiscard]] double zb_auto_memory_limit(const ScheduleSpec& spec);
+[[nodiscard]] double zb_1p_memory_limit(const ScheduleSpec& spec);
+[[nodiscard]] double zb_2p_memory_limit(const ScheduleSpec& spec);
+
 // Shape checks: each throws ConfigError naming the values (`NAME: needs ... (got ...)`).
 void check_zb_h2(std::string_view name, const ScheduleSpec& spec);         // m >= 2p
 void check_zb_auto(std::string_view name, const ScheduleSpec& spec);       // chunks <= 64

@@ -52,10 +52,11 @@ TEST_CASE("sweep prints CSV for every grid point and keeps the ones that cannot 
   CHECK(lines[1].rfind("1f1b,4,4,0,1p,ok,1,32,", 0) == 0);
   // zb-h2 at m = 4 < 2p: rejected by the generator, with its reason, not dropped.
   CHECK(lines[7] == "zb-h2,4,4,0,1p,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*devices "
-                    "(got microbatches=4, devices=4)\"");
-  // zb-h2 at m = 8 needs (2p-1) M_B = 7 > 1p = 4: infeasible.
+                    "(got microbatches=4, devices=4)\",");
+  // zb-h2 at m = 8 needs (2p-1) M_B = 7 > 1p = 4: infeasible, and 7 is the least that works.
   CHECK(lines[8].rfind("zb-h2,4,8,0,1p,infeasible,", 0) == 0);
   CHECK_THAT(lines[8], Catch::Contains("device 0 peaks at 7 M_B"));
+  CHECK(lines[8].ends_with("(4 M_B)\",7"));
   // ... and runs under 2p: zero bubble.
   CHECK(lines[11].rfind("zb-h2,4,8,0,2p,ok,1,96,27,24,24,0,0,7,", 0) == 0);
 }

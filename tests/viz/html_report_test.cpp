@@ -97,3 +97,27 @@ TEST_CASE("the report is byte-identical for the same runs", "[viz][html]") {
   CHECK(report(runs) == report(runs));
 }
 
+
+TEST_CASE("the report of a comparison shows the bound and the rows that did not fit",
+          "[viz][html]") {
+  Comparison c;
+  Run automatic = make_run("zb-auto", 4, 8, "F=2,B=2,W=2");
+  automatic.lower_bound = 54'000'000;  // as run_request sets it
+  automatic.optimality_gap = 0;
+  c.runs.push_back(make_run("1f1b", 4, 8, "F=2,B=2,W=2"));
+  c.runs.push_back(std::move(automatic));
+  c.rows.push_back({"1f1b", 4, 8, 0, 0, "", -1});
+  c.rows.push_back({"<zb-h2>", 4, 8, 0, -1, "zb-h2: device 0 peaks at 7 M_B", 7.0});
+  c.rows.push_back({"zb-auto", 4, 8, 0, 1, "", -1});
+  std::ostringstream os;
+  write_html_report(os, c);
+  const std::string html = os.str();
+  CHECK_THAT(html, Catch::Contains("<th>lower bound ms</th><th>gap to it</th>"));
+  CHECK_THAT(html, Catch::Contains("<td>4</td><td>-</td><td>-</td></tr>"));        // 1f1b
+  CHECK_THAT(html, Catch::Contains("<td>4</td><td>54</td><td>0.00%</td></tr>"));  // zb-auto
+  CHECK_THAT(html, Catch::Contains("<tr class=\"infeasible\"><td class=\"name\">&lt;zb-h2&gt;</td>"
+                                   "<td colspan=\"13\" class=\"name status-bad\">infeasible: zb-h2: "
+                                   "device 0 peaks at 7 M_B; the least limit that works: 7 M_B</td>"));
+  // Only the runs get timelines.
+  CHECK(count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\"") == 2);
+}

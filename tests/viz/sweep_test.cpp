@@ -22,13 +22,33 @@ TEST_CASE("the sweep CSV has a header and one row per point, failures included",
   const auto lines = lines_of(os.str());
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] == "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,"
-                    "bubble_rate,bubble_over_ideal,peak_memory,reason");
-  CHECK(lines[1] == "zb-h2,4,8,0,,ok,1,96,27,24,24,0,0,7,");
+                    "bubble_rate,bubble_over_ideal,peak_memory,reason,least_mem_limit");
+  CHECK(lines[1] == "zb-h2,4,8,0,,ok,1,96,27,24,24,0,0,7,,");
   CHECK(lines[2] == "zb-h2,4,4,0,,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*devices (got "
-                    "microbatches=4, devices=4)\"");
+                    "microbatches=4, devices=4)\",");
   std::ostringstream html;
   write_sweep_html(html, points, "--costs F=1");
   CHECK(count(html.str(), "class=\"chart lines\"") == 2);
   CHECK_THAT(html.str(), Catch::Contains("status-bad\">rejected</td>"));
   CHECK_THAT(sweep_json(points), Catch::Contains("\"status\": \"rejected\""));
+}
+
+TEST_CASE("an infeasible sweep point names the least limit that works", "[viz][sweep]") {
+  std::vector<SweepPoint> points(1);
+  points[0].schedule = "zb-h2";
+  points[0].devices = 4;
+  points[0].microbatches = 8;
+  points[0].mem_limit = "1p";
+  points[0].status = SweepStatus::infeasible;
+  points[0].reason = "zb-h2: device 0 peaks at 7 M_B, above --mem-limit 1p (4 M_B)";
+  points[0].least_mem_limit = 7;
+  std::ostringstream csv, table, html;
+  write_sweep_csv(csv, points);
+  CHECK(lines_of(csv.str())[1] == "zb-h2,4,8,0,1p,infeasible,,,,,,,,,\"zb-h2: device 0 peaks at 7 "
+                                  "M_B, above --mem-limit 1p (4 M_B)\",7");
+  write_sweep_table(table, points);
+  CHECK_THAT(table.str(), Catch::EndsWith("(4 M_B); the least limit that works: 7 M_B\n"));
+  write_sweep_html(html, points, "--costs F=1");
+  CHECK_THAT(html.str(), Catch::Contains("; the least limit that works: 7 M_B</td>"));
+  CHECK_THAT(sweep_json(points), Catch::Contains("\"least_mem_limit\": 7.0"));
 }
