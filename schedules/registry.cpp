@@ -2,7 +2,6 @@
 #include "schedules/registry.hpp"
 
 #include "schedules/detail/generators.hpp"
-#include "schedules/detail/greedy.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
@@ -10,31 +9,6 @@
 #include <fmt/format.h>
 
 namespace ppsim {
-
-namespace {
-
-// The memory limits the automatic generators work under. NOTE: these restate the defaults of
-// zb_auto.cpp (p times the M_B one micro-batch leaves on a device of the placement); the
-// registry test checks that generating at this limit gives the default's order. zb-v's is its
-// generator's own (zb_v_memory_limit).
-double times_p_mb(const ScheduleSpec& spec, const std::vector<int>& placement, double k) {
-  static const CostSpec unit{};
-  const Schedule skeleton = make_pipeline("limit", spec.devices, spec.microbatches, placement);
-  const CostModel costs = cost_model_for(spec.costs != nullptr ? *spec.costs : unit, skeleton);
-  return k * spec.devices * detail::device_microbatch_memory(skeleton, costs);
-}
-double zb_auto_limit(const ScheduleSpec& spec) {
-  return spec.mem_limit >= 0 ? spec.mem_limit
-                             : times_p_mb(spec, loop_placement(spec.devices, 1), 1);
-}
-double zb_1p_limit(const ScheduleSpec& spec) {
-  return times_p_mb(spec, loop_placement(spec.devices, 1), 1);
-}
-double zb_2p_limit(const ScheduleSpec& spec) {
-  return times_p_mb(spec, loop_placement(spec.devices, 1), 2);
-}
-
-} // namespace
 
 std::span<const ScheduleInfo> schedule_registry() {
   // NOTE: std::to_array deduces the size, so adding a row needs no count kept in step.
@@ -65,18 +39,20 @@ std::span<const ScheduleInfo> schedule_registry() {
       {"zb-h2", {"zbh2"}, "m >= 2p",
        "2(p-1-d) extra warm-up F and deferred W: zero bubble at (2p-1) M_B",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3", &check_zb_h2, &make_zb_h2},
-      {"zb-auto", {}, "memory limit >= one micro-batch's M_B per device (default p M_B)",
-       "automatic zero-bubble schedule under --mem-limit: the paper's greedy, searched further",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1, App. G", &require_single_chunk_shape, &make_zb_auto,
-       &zb_auto_limit},
+      {"zb-auto", {},
+       "memory limit >= one micro-batch's M_B per device (default: ZB-H1's peak); chunks 1-64",
+       "automatic zero-bubble schedule under --mem-limit (with -v: on the loop placement): the "
+       "authors' heuristic at every limit up to it, searched further",
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &check_zb_auto,
+       &make_zb_auto, &zb_auto_memory_limit},
       {"zb-1p", {"zb1p"}, "m >= 1",
        "zb-auto with the memory limit of 1F1B, p M_B (--mem-limit does not apply)",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &require_single_chunk_shape, &make_zb_1p,
-       &zb_1p_limit},
+       &zb_1p_memory_limit},
       {"zb-2p", {"zb2p"}, "m >= 1",
        "zb-auto with twice 1F1B's memory limit, 2p M_B (--mem-limit does not apply)",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &require_single_chunk_shape, &make_zb_2p,
-       &zb_2p_limit},
+       &zb_2p_memory_limit},
       {"zb-v", {"zbv"},
        "m >= 1 (full pattern from m >= 2p-1); chunks 2; memory limit >= one micro-batch's "
        "(default ZB-H1's peak)",

@@ -35,12 +35,18 @@ void require_single_chunk_shape(std::string_view name, const ScheduleSpec& spec)
 
 /// The memory limit zb-v generates under: --mem-limit, else ZB-H1's peak on the same costs.
 [[nodiscard]] double zb_v_memory_limit(const ScheduleSpec& spec);
+/// The memory limits zb-auto (--mem-limit, else ZB-H1's peak on the same costs), zb-1p (p M_B)
+/// and zb-2p (2p M_B) generate under; M_B is what one micro-batch leaves on a device.
+[[nodiscard]] double zb_auto_memory_limit(const ScheduleSpec& spec);
+[[nodiscard]] double zb_1p_memory_limit(const ScheduleSpec& spec);
+[[nodiscard]] double zb_2p_memory_limit(const ScheduleSpec& spec);
 
 /// require_shape, 1 <= v <= 64 and devices x v x microbatches within the limits.
 void check_chunk_count(std::string_view name, const ScheduleSpec& spec, int v);
 
 // Shape checks: each throws ConfigError naming the values (`NAME: needs ... (got ...)`).
 void check_zb_h2(std::string_view name, const ScheduleSpec& spec);         // m >= 2p
+void check_zb_auto(std::string_view name, const ScheduleSpec& spec);       // chunks <= 64
 void check_interleaved(std::string_view name, const ScheduleSpec& spec);   // v chunks, m % p
 void check_looped_bfs(std::string_view name, const ScheduleSpec& spec);
 void check_v_shape(std::string_view name, const ScheduleSpec& spec);  // chunks 2

@@ -1,4 +1,4 @@
-// Private machinery of the automatic schedulers (zb-auto, zb-v): a memory-limited greedy list
+// Private machinery of zb-v: a memory-limited greedy list
 // scheduler over any placement, and a search that keeps the best candidate by simulated cost.
 #pragma once
 
