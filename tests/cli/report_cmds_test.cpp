@@ -91,7 +91,7 @@ TEST_CASE("compare --html writes the report atomically", "[cli][html]") {
   CHECK(dir.entries() == 1);  // no temporary left behind
 }
 
-TEST_CASE("--svg writes one standalone picture from simulate, compare and sweep", "[cli][svg]") {
+TEST_CASE("simulate, compare and sweep write one standalone picture with --svg", "[cli][svg]") {
   TempDir dir("report-test");
   const auto s = cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--svg", dir / "one.svg"});
   REQUIRE(s.code == 0);
