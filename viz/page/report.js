@@ -469,9 +469,11 @@
     ctx.font = '10px sans-serif'; ctx.fillStyle = '#555'; ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
     var step = tickStep(top, MEM_H - 10, 22);
     ctx.strokeStyle = '#e6e6e6'; ctx.lineWidth = 1;
+    // The values at the right end of the rows, where the peak bars are: the left holds the names.
     for (var v = 0; v <= top; v += step) {
       ctx.beginPath(); ctx.moveTo(L, y(v)); ctx.lineTo(L + W, y(v)); ctx.stroke();
-      ctx.fillText(mem(v), L - 4, y(v));
+      ctx.textAlign = 'left';
+      ctx.fillText(mem(v) + ' M_B', L + W + 6, y(v));
     }
     ctx.save();
     ctx.beginPath(); ctx.rect(L, 0, W, MEM_H); ctx.clip();
