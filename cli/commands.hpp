@@ -70,6 +70,10 @@ void add_pytorch_notation_option(CLI::App& cmd, std::string& notation);
 [[nodiscard]] RunRequest to_request(const RunOptions& options, const std::string& schedule,
                                     const CostSpec& costs);
 
+/// One request per schedule of the options' list (the costs and the model resolved once), as
+/// simulate (`allow_many` false: one schedule only) and compare build them.
+[[nodiscard]] std::vector<RunRequest> run_requests(const RunOptions& options, bool allow_many);
+
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);
 
@@ -84,4 +88,5 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action);  // schedule_c
 void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.cpp: MPI ranks
 void add_help_commands(CLI::App& app, Io io, Action& action);  // help_docs.cpp: man, completion
 void add_model_commands(CLI::App& app, Io io, Action& action);  // model_cmds.cpp: models, costs, plan
+void add_serve_command(CLI::App& app, Io io, Action& action);  // serve_cmd.cpp: the playground
 }  // namespace ppsim::cli

@@ -9,6 +9,7 @@
 #include "viz/chrome_trace.hpp"
 #include "viz/html_report.hpp"
 #include "viz/metrics_json.hpp"
+#include "viz/svg.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@ struct SimulateOptions {
   bool critical{false};
   int ascii_width{0};
   std::string html;
+  std::string svg;
 };
 
 void add_output_options(CLI::App& cmd, SimulateOptions& o) {
@@ -37,23 +39,33 @@ void add_output_options(CLI::App& cmd, SimulateOptions& o) {
   cmd.add_flag("--ascii", o.ascii, "print the timeline as an ASCII grid");
   cmd.add_option("--ascii-width", o.ascii_width, "columns of the ASCII grid (default automatic)");
   cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)");
+  cmd.add_option("--svg", o.svg,
+                 "write the timeline(s) as one standalone SVG picture (all on one time scale)");
 }
 
-// Writes a Chrome trace per run (FILE-<schedule>.json each when there are several).
+// Writes a Chrome trace per run (FILE-<schedule>.json each when there are several), and the
+// --svg picture of them all.
 void write_traces(const SimulateOptions& o, std::span<const Run> runs) {
+  if (!o.svg.empty())
+    write_file_atomically(o.svg, [&](std::ostream& f) { write_timelines_picture(f, runs); });
   if (o.trace.empty()) return;
   for (const Run& r : runs)
     write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),
                           [&](std::ostream& f) { write_chrome_trace(f, r); });
 }
 
-// One request per schedule of the option list (the costs and the model resolved once).
 std::vector<RunRequest> requests_of(const SimulateOptions& o, bool allow_many) {
-  RunRequest base = to_request(o.run, "", resolve_costs(o.run));
-  const auto names = split_list(o.run.schedules, "--schedule");
+  return run_requests(o.run, allow_many);
+}
+
+} // namespace
+
+std::vector<RunRequest> run_requests(const RunOptions& o, bool allow_many) {
+  RunRequest base = to_request(o, "", resolve_costs(o));
+  const auto names = split_list(o.schedules, "--schedule");
   if (!allow_many && names.size() > 1)
     throw ConfigError(fmt::format("--schedule '{}': simulate takes one schedule; use compare",
-                                  o.run.schedules));
+                                  o.schedules));
   std::vector<RunRequest> requests;
   requests.reserve(names.size());
   for (const auto& name : names) {
@@ -62,8 +74,6 @@ std::vector<RunRequest> requests_of(const SimulateOptions& o, bool allow_many) {
   }
   return requests;
 }
-
-} // namespace
 
 void add_core_commands(CLI::App& app, Io io, Action& action) {
   // list

@@ -47,6 +47,7 @@ struct SweepOptions {
   bool csv{false};
   bool json{false};
   std::string html;
+  std::string svg;
 };
 
 int run_sweep(const SweepOptions& o, Io io) {
@@ -62,6 +63,8 @@ int run_sweep(const SweepOptions& o, Io io) {
     write_file_atomically(o.html, [&](std::ostream& f) {
       write_sweep_html(f, points, base.costs.source);
     });
+  if (!o.svg.empty())
+    write_file_atomically(o.svg, [&](std::ostream& f) { write_sweep_svg(f, points); });
   if (o.json) io.out << sweep_json(points) << "\n";
   else if (o.csv) write_sweep_csv(io.out, points);
   else write_sweep_table(io.out, points);
@@ -180,6 +183,7 @@ void add_report_commands(CLI::App& app, Io io, Action& action) {
   csv->excludes(json);
   sweep->add_option("--html", so->html,
                     "write an HTML page with bubble-vs-m and bubble-vs-memory curves to FILE");
+  sweep->add_option("--svg", so->svg, "write the two charts as one standalone SVG picture");
   sweep->callback([io, &action, so] { action = [io, so] { return run_sweep(*so, io); }; });
 
   // check

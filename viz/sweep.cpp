@@ -111,18 +111,8 @@ std::string sweep_json(std::span<const SweepPoint> points) {
   return doc.dump(2);
 }
 
-void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
-                      const std::string& costs) {
-  std::ostringstream page;
-  write_html_head(page, "ppsim sweep");
-  std::size_t ok = 0;
-  for (const SweepPoint& pt : points)
-    if (pt.ok()) ++ok;
-  page << fmt::format("<p class=\"sub\">{} points, {} ran, {} did not (listed with their reason); "
-                      "costs: {}</p>\n",
-                      points.size(), ok, points.size() - ok, xml_escaped(costs));
-
-  // Curves keyed in first-appearance order, so the page follows the command line's order.
+std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points) {
+  // Curves keyed in first-appearance order, so the charts follow the command line's order.
   const auto series_of = [](std::vector<LineSeries>& all, const std::string& name) -> LineSeries& {
     for (LineSeries& s : all)
       if (s.name == name) return s;
@@ -166,13 +156,72 @@ void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
     }
     by_mem.series.push_back(std::move(s));
   }
-  page << "<div class=\"charts\">\n";
-  write_line_chart_svg(page, by_m);
-  write_line_chart_svg(page, by_mem);
-  page << "</div>\n<h2>Points</h2>\n<table class=\"sweep\">\n<tr><th class=\"name\">schedule</th>"
-          "<th>p</th><th>m</th><th>v</th><th>mem limit</th><th class=\"name\">status</th>"
-          "<th>cost ms</th><th>bubble rate</th><th>peak M_B</th><th class=\"name\">reason</th>"
-          "</tr>\n";
+  return {std::move(by_m), std::move(by_mem)};
+}
+
+std::string sweep_data_json(std::span<const SweepPoint> points, std::string_view costs) {
+  using ojson = nlohmann::ordered_json;
+  ojson doc;
+  doc["schema"] = "ppsim.sweep-report/1";
+  doc["costs"] = costs;
+  ojson charts = ojson::array();
+  for (const LineChart& c : sweep_charts(points)) {
+    ojson chart;
+    chart["title"] = c.title;
+    chart["x_label"] = c.x_label;
+    chart["y_label"] = c.y_label;
+    chart["log_x"] = c.log_x;
+    chart["x_from_zero"] = c.x_from_zero;
+    ojson series = ojson::array();
+    for (std::size_t k = 0; k < c.series.size(); ++k) {
+      const LineSeries& se = c.series[k];
+      const SeriesStyle style = series_style(k);
+      ojson j;
+      j["name"] = se.name;
+      j["colour"] = style.colour;
+      j["dash"] = style.dash;
+      ojson pts = ojson::array();
+      for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i)
+        pts.push_back(ojson::array({se.x[i], se.y[i], i < se.tips.size() ? se.tips[i] : ""}));
+      j["points"] = std::move(pts);
+      series.push_back(std::move(j));
+    }
+    chart["series"] = std::move(series);
+    charts.push_back(std::move(chart));
+  }
+  doc["charts"] = std::move(charts);
+  // Safe inside <script>: no "</script>" can appear.
+  std::string text = doc.dump();
+  std::string safe;
+  for (const char c : text) {
+    if (c == '<') safe += "\\u003c";
+    else safe += c;
+  }
+  return safe;
+}
+
+void write_sweep_svg(std::ostream& out, std::span<const SweepPoint> points) {
+  const std::vector<LineChart> charts = sweep_charts(points);
+  write_line_charts_picture(out, charts);
+}
+
+void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
+                      const std::string& costs) {
+  std::ostringstream page;
+  write_html_head(page, "ppsim sweep");
+  std::size_t ok = 0;
+  for (const SweepPoint& pt : points)
+    if (pt.ok()) ++ok;
+  page << fmt::format("<p class=\"sub\">{} points, {} ran, {} did not (listed with their reason); "
+                      "costs: {}</p>\n",
+                      points.size(), ok, points.size() - ok, xml_escaped(costs));
+  page << "<noscript><p class=\"note\">The charts of this page are drawn by its script.</p>"
+          "</noscript>\n";
+  write_html_drawing(page, sweep_data_json(points, costs));
+  page << "<h2>Points</h2>\n<table class=\"sweep sortable static\">\n<tr><th class=\"name\">"
+          "schedule</th><th>p</th><th>m</th><th>v</th><th>mem limit</th><th class=\"name\">"
+          "status</th><th>cost ms</th><th>bubble rate</th><th>peak M_B</th>"
+          "<th class=\"name\">reason</th></tr>\n";
   for (const SweepPoint& pt : points) {
     const bool good = pt.ok();
     page << fmt::format(
@@ -181,8 +230,8 @@ void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
         "</tr>\n",
         xml_escaped(pt.schedule), pt.devices, pt.microbatches,
         good ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
-        xml_escaped(limit_text(pt.mem_limit)), good ? "status-ok" : "status-bad", sweep_status_name(pt.status),
-        good ? json_number(pt.cost_ms) : "-",
+        xml_escaped(limit_text(pt.mem_limit)), good ? "status-ok" : "status-bad",
+        sweep_status_name(pt.status), good ? json_number(pt.cost_ms) : "-",
         good ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
         good ? fmt::format("{:.4g}", pt.peak_memory) : "-", xml_escaped(reason_text(pt)));
   }

@@ -1,4 +1,4 @@
-// Tests of `ppsim sweep`, `ppsim check` and `compare --html` through run_cli, and of the
+// Tests of `ppsim sweep`, `ppsim check`, `compare --html` and `--svg` through run_cli, and of the
 // committed baselines (every schedule covered, all passing, the known answers in them).
 #include "schedules/registry.hpp"
 #include "io/baseline_file.hpp"
@@ -85,9 +85,32 @@ TEST_CASE("compare --html writes the report atomically", "[cli][html]") {
                       dir / "report.html"});
   REQUIRE(r.code == 0);
   const std::string html = slurp(dir / "report.html");
-  CHECK_THAT(html, Catch::Contains("<h3 class=\"schedule-name\">zb-h1</h3>"));
+  CHECK_THAT(html, Catch::Contains("<td class=\"name\">zb-h1</td>"));
+  CHECK_THAT(html, Catch::Contains("{\"name\":\"zb-h1\",\"devices\":4,"));
   CHECK(fs::directory_iterator(dir.path()) != fs::directory_iterator());
   CHECK(dir.entries() == 1);  // no temporary left behind
+}
+
+TEST_CASE("simulate, compare and sweep write one standalone picture with --svg", "[cli][svg]") {
+  TempDir dir("report-test");
+  const auto s = cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--svg", dir / "one.svg"});
+  REQUIRE(s.code == 0);
+  const std::string one = slurp(dir / "one.svg");
+  CHECK(one.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timelines\"", 0) == 0);
+  CHECK(count(one, "<rect class=\"task ") == 96);
+  const auto c = cli({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--svg",
+                      dir / "all.svg", "--mem-limit", "1p"});
+  REQUIRE(c.code == 0);  // zb-h2 does not fit: the picture holds the two that ran
+  const std::string all = slurp(dir / "all.svg");
+  CHECK(count(all, "<rect class=\"task ") == 64 + 96);
+  CHECK(count(all, "class=\"run-title\"") == 2);
+  const auto w = cli({"sweep", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8,16", "--svg",
+                      dir / "sweep.svg"});
+  REQUIRE(w.code == 0);
+  const std::string sweep = slurp(dir / "sweep.svg");
+  CHECK(count(sweep, "class=\"chart lines\"") == 2);
+  CHECK(count(sweep, "data-series=\"1f1b p=4\"") == 1);
+  CHECK(dir.entries() == 3);  // no temporaries left behind
 }
 
 TEST_CASE("check passes on an approved baseline and --update round-trips", "[cli][check]") {

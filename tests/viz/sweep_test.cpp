@@ -4,6 +4,7 @@
 #include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 using namespace ppsim;
@@ -28,8 +29,9 @@ TEST_CASE("the sweep CSV has a header and one row per point, failures included",
                     "microbatches=4, devices=4)\",");
   std::ostringstream html;
   write_sweep_html(html, points, "--costs F=1");
-  CHECK(count(html.str(), "class=\"chart lines\"") == 2);
+  CHECK_THAT(html.str(), Catch::Contains(sweep_data_json(points, "--costs F=1")));
   CHECK_THAT(html.str(), Catch::Contains("status-bad\">rejected</td>"));
+  CHECK_THAT(html.str(), Catch::Contains("<table class=\"sweep sortable static\">"));
   CHECK_THAT(sweep_json(points), Catch::Contains("\"status\": \"rejected\""));
 }
 
@@ -51,4 +53,40 @@ TEST_CASE("an infeasible sweep point names the least limit that works", "[viz][s
   write_sweep_html(html, points, "--costs F=1");
   CHECK_THAT(html.str(), Catch::Contains("; the least limit that works: 7 M_B</td>"));
   CHECK_THAT(sweep_json(points), Catch::Contains("\"least_mem_limit\": 7.0"));
+}
+
+TEST_CASE("the sweep page's data has both charts, a style per series and every point",
+          "[viz][sweep]") {
+  std::vector<SweepPoint> points;
+  for (const char* s : {"1f1b", "zb-h1"})
+    for (const int m : {8, 16}) {
+      SweepPoint pt;
+      pt.schedule = s;
+      pt.devices = 4;
+      pt.microbatches = m;
+      pt.bubble_rate = 0.25;
+      pt.peak_memory = 4;
+      points.push_back(pt);
+    }
+  const auto doc = nlohmann::json::parse(sweep_data_json(points, "<costs>"));
+  CHECK(doc["schema"] == "ppsim.sweep-report/1");
+  CHECK(doc["costs"] == "<costs>");
+  REQUIRE(doc["charts"].size() == 2);
+  const auto& by_m = doc["charts"][0];
+  CHECK(by_m["log_x"] == true);
+  REQUIRE(by_m["series"].size() == 2);
+  CHECK(by_m["series"][0]["name"] == "1f1b p=4");
+  CHECK(by_m["series"][0]["points"].size() == 2);
+  CHECK(by_m["series"][0]["points"][1][0] == 16);
+  CHECK(by_m["series"][0]["points"][1][1] == 25.0);
+  CHECK(by_m["series"][0]["colour"] != by_m["series"][1]["colour"]);
+  CHECK(by_m["series"][1]["dash"] == series_style(1).dash);
+  CHECK(doc["charts"][1]["series"].size() == 4);  // one per schedule and m
+  CHECK(sweep_data_json(points, "<costs>").find('<') == std::string::npos);
+
+  std::ostringstream svg;
+  write_sweep_svg(svg, points);
+  CHECK(count(svg.str(), "<svg") == 1);
+  CHECK(count(svg.str(), "class=\"chart lines\"") == 2);
+  CHECK(count(svg.str(), "<polyline") == 2);  // by m: two curves of two points; by memory: single points
 }
