@@ -36,9 +36,10 @@ void add_output_options(CLI::App& cmd, SimulateOptions& o) {
   cmd.add_option("--trace", o.trace,
                  "write a Chrome trace (Perfetto / chrome://tracing); with several schedules, "
                  "FILE-<schedule>.json each");
-  cmd.add_flag("--ascii", o.ascii, "print the timeline as an ASCII grid");
+  auto* ascii = cmd.add_flag("--ascii", o.ascii, "print the timeline as an ASCII grid");
   cmd.add_option("--ascii-width", o.ascii_width, "columns of the ASCII grid (default automatic)");
-  cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)");
+  // NOTE: --json is alone on stdout, so that a pipe into a JSON reader always works.
+  cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)")->excludes(ascii);
   cmd.add_option("--svg", o.svg,
                  "write the timeline(s) as one standalone SVG picture (all on one time scale)");
 }

@@ -8,6 +8,7 @@
 #include "sim/validate.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <ostream>
 #include <sstream>
@@ -59,14 +60,49 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
   // validate
   auto file = std::make_shared<std::string>();
   auto notation = std::make_shared<std::string>("new");
+  auto json = std::make_shared<bool>(false);
   auto* val = app.add_subcommand(
       "validate", "check a schedule file (*.csv PyTorch compute-only, *.json ppsim.schedule/1): "
                   "missing or duplicated tasks, order on each device, deadlocks");
   val->add_option("FILE", *file, "the schedule file")->required();
   add_pytorch_notation_option(*val, *notation);
-  val->callback([io, &action, file, notation] {
-    action = [io, file, notation] {
+  val->add_flag("--json", *json, "print the outcome as JSON (schema ppsim.validate/1)");
+  val->callback([io, &action, file, notation, json] {
+    action = [io, file, notation, json] {
       const Schedule s = load_schedule_file(*file, parse_pytorch_notation(*notation));
+      if (*json) {
+        // The whole outcome on stdout as one document; the exit code as without --json.
+        nlohmann::ordered_json doc;
+        doc["schema"] = "ppsim.validate/1";
+        doc["file"] = *file;
+        doc["devices"] = s.devices;
+        doc["stages"] = s.stages();
+        doc["microbatches"] = s.microbatches;
+        doc["tasks"] = s.task_count();
+        std::string error;
+        try {
+          check_schedule(s, *file);
+        } catch (const ScheduleError& e) {
+          error = e.what();
+        }
+        const auto violations = validate(s);
+        constexpr std::size_t kShown = 40;
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (std::size_t i = 0; i < violations.size() && i < kShown; ++i) {
+          nlohmann::ordered_json v;
+          v["device"] = violations[i].at.device;
+          if (violations[i].at.index >= 0) v["index"] = violations[i].at.index;
+          v["what"] = violations[i].what;
+          list.push_back(std::move(v));
+        }
+        doc["valid"] = error.empty();
+        doc["violations"] = std::move(list);
+        doc["violations_total"] = violations.size();
+        if (!error.empty()) doc["error"] = error;
+        io.out << doc.dump(2) << "\n";
+        if (!error.empty()) throw ScheduleError(fmt::format("{}: not valid (see the JSON document)", *file));
+        return 0;
+      }
       check_schedule(s, *file);
       io.out << fmt::format("{}: valid: {} tasks on {} devices, {} stages, {} micro-batches\n",
                             *file, s.task_count(), s.devices, s.stages(), s.microbatches);

@@ -54,18 +54,22 @@ void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points) {
 }
 
 void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points) {
-  out << "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,bubble_rate,"
+  out << "schedule,p,m,v,mem_limit,status,tasks,makespan_ms,cost_ms,ideal_ms,bubble_rate,"
          "bubble_over_ideal,peak_memory,reason,least_mem_limit\n";
   for (const SweepPoint& pt : points) {
+    // v: the chunks the schedule used; for a point that did not run, those asked (empty: the
+    // schedule's default).
+    const int v = pt.ok() ? pt.run_chunks : pt.chunks;
     std::string line = fmt::format("{},{},{},{},{},{},", csv_field(pt.schedule), pt.devices,
-                                   pt.microbatches, pt.chunks, csv_field(pt.mem_limit), sweep_status_name(pt.status));
+                                   pt.microbatches, v > 0 ? fmt::format("{}", v) : "",
+                                   csv_field(pt.mem_limit), sweep_status_name(pt.status));
     if (pt.ok()) {
-      line += fmt::format("{},{},{},{},{},{},{},{},", pt.run_chunks, pt.tasks,
+      line += fmt::format("{},{},{},{},{},{},{},", pt.tasks,
                           json_number(pt.makespan_ms), json_number(pt.cost_ms),
                           json_number(pt.ideal_ms), json_number(pt.bubble_rate),
                           json_number(pt.bubble_over_ideal), json_number(pt.peak_memory));
     } else {
-      line += ",,,,,,,,";
+      line += ",,,,,,,";
     }
     line += csv_field(pt.reason);
     line += ',';
@@ -82,7 +86,9 @@ std::string sweep_json(std::span<const SweepPoint> points) {
     j["schedule"] = pt.schedule;
     j["p"] = pt.devices;
     j["m"] = pt.microbatches;
-    j["v"] = pt.chunks;
+    const int v = pt.ok() ? pt.run_chunks : pt.chunks;
+    if (v > 0) j["v"] = v;
+    else j["v"] = nullptr;
     if (pt.mem_limit.empty()) j["mem_limit"] = nullptr;
     else j["mem_limit"] = pt.mem_limit;
     j["status"] = sweep_status_name(pt.status);
@@ -93,7 +99,6 @@ std::string sweep_json(std::span<const SweepPoint> points) {
         else j["least_mem_limit"] = nullptr;
       }
     } else {
-      j["chunks"] = pt.run_chunks;
       j["tasks"] = pt.tasks;
       j["makespan_ms"] = pt.makespan_ms;
       j["cost_ms"] = pt.cost_ms;

@@ -4,6 +4,7 @@
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -137,4 +138,26 @@ TEST_CASE("export errors leave no file behind", "[cli][schedule-io]") {
       cli({"export", "-s", "dualpipe", "-p", "4", "-m", "8", "--format", "pytorch-csv"});
   CHECK(to_stdout.code == 3);
   CHECK(to_stdout.out.empty());
+}
+
+TEST_CASE("validate --json is one document, valid or not, with the exit code of the check",
+          "[cli]") {
+  const auto good = cli({"validate", "--json", fixture("1f1b-p4-m8.csv")});
+  CHECK(good.code == 0);
+  const auto g = nlohmann::json::parse(good.out);
+  CHECK(g["schema"] == "ppsim.validate/1");
+  CHECK(g["valid"] == true);
+  CHECK(g["tasks"] == 64);
+  const auto bad = cli({"validate", "--json", fixture("bad-missing-task.csv")});
+  CHECK(bad.code == 4);
+  const auto b = nlohmann::json::parse(bad.out);
+  CHECK(b["valid"] == false);
+  CHECK(b["violations_total"] == 1);
+  CHECK_THAT(b["violations"][0]["what"].get<std::string>(), Catch::Contains("missing 1B1"));
+}
+
+TEST_CASE("--json is alone on stdout: --ascii --json is refused as a usage error", "[cli]") {
+  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--ascii", "--json"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--json excludes --ascii") || Catch::Contains("--ascii excludes --json"));
 }

@@ -22,10 +22,11 @@ TEST_CASE("the sweep CSV has a header and one row per point, failures included",
   write_sweep_csv(os, points);
   const auto lines = lines_of(os.str());
   REQUIRE(lines.size() == 3);
-  CHECK(lines[0] == "schedule,p,m,v,mem_limit,status,chunks,tasks,makespan_ms,cost_ms,ideal_ms,"
+  CHECK(lines[0] == "schedule,p,m,v,mem_limit,status,tasks,makespan_ms,cost_ms,ideal_ms,"
                     "bubble_rate,bubble_over_ideal,peak_memory,reason,least_mem_limit");
-  CHECK(lines[1] == "zb-h2,4,8,0,,ok,1,96,27,24,24,0,0,7,,");
-  CHECK(lines[2] == "zb-h2,4,4,0,,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*devices (got "
+  // v is the chunks the schedule used (no 0 for "the default" next to them)
+  CHECK(lines[1] == "zb-h2,4,8,1,,ok,96,27,24,24,0,0,7,,");
+  CHECK(lines[2] == "zb-h2,4,4,,,rejected,,,,,,,,\"zb-h2: needs microbatches >= 2*devices (got "
                     "microbatches=4, devices=4)\",");
   std::ostringstream html;
   write_sweep_html(html, points, "--costs F=1");
@@ -46,7 +47,7 @@ TEST_CASE("an infeasible sweep point names the least limit that works", "[viz][s
   points[0].least_mem_limit = 7;
   std::ostringstream csv, table, html;
   write_sweep_csv(csv, points);
-  CHECK(lines_of(csv.str())[1] == "zb-h2,4,8,0,1p,infeasible,,,,,,,,,\"zb-h2: device 0 peaks at 7 "
+  CHECK(lines_of(csv.str())[1] == "zb-h2,4,8,,1p,infeasible,,,,,,,,\"zb-h2: device 0 peaks at 7 "
                                   "M_B, above --mem-limit 1p (4 M_B)\",7");
   write_sweep_table(table, points);
   CHECK_THAT(table.str(), Catch::EndsWith("(4 M_B); the least limit that works: 7 M_B\n"));
