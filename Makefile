@@ -2,7 +2,8 @@
 # Both install the Debian packages that are missing, configure, build and run.
 
 PACKAGES := cmake make g++ pkg-config libboost-graph-dev nlohmann-json3-dev catch2 libfmt-dev \
-            libcli11-dev libdnnl-dev libbenchmark-dev openmpi-bin libopenmpi-dev
+            libcli11-dev libdnnl-dev libbenchmark-dev openmpi-bin libopenmpi-dev \
+            pybind11-dev python3-dev python3-pytest dpkg-dev libcpp-httplib-dev
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 JOBS ?= 2
 BUILD := build/dev
@@ -10,7 +11,7 @@ ASAN := build/asan
 RELEASE := build/release
 PPSIM := $(BUILD)/ppsim
 
-.PHONY: all deps ppsim build run test test-unit test-asan bench clean check-baselines test-browser browser-deps
+.PHONY: all deps ppsim build python install deb run test test-unit test-asan bench clean check-baselines test-browser browser-deps
 
 all: build
 
@@ -30,6 +31,25 @@ ppsim: deps
 build: deps
 	cmake --preset dev
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The Python module into build/python: `PYTHONPATH=build/python python3 -c 'import ppsim'`.
+python: deps
+	cmake --preset dev
+	cmake --build $(BUILD) -j $(JOBS) --target ppsim_python
+
+# `make install PREFIX=/usr/local`: the release build, installed (bin, lib, headers, CMake and
+# pkg-config files, man page, bash completion, Python module).
+PREFIX ?= /usr/local
+install: deps
+	cmake --preset release
+	cmake --build $(RELEASE) -j $(JOBS)
+	cmake --install $(RELEASE) --prefix $(PREFIX)
+
+# A Debian package of the release build: build/release/ppsim_*.deb.
+deb: deps
+	cmake --preset release -DCMAKE_INSTALL_PREFIX=/usr
+	cmake --build $(RELEASE) -j $(JOBS)
+	cd $(RELEASE) && cpack -G DEB
 
 # The main job: calibrate the zero-bubble MLP's GEMMs on this CPU (oneDNN, one thread per
 # simulated device), then compare 1F1B, ZB-H1 and ZB-H2 at p = 4, m = 8 on those costs: the table
@@ -60,13 +80,27 @@ check-baselines: build
 	@for f in data/baselines/*.json; do echo "ppsim check --baseline $$f"; \
 	  out=$$($(PPSIM) check --baseline $$f) || { echo "$$out"; exit 1; }; done
 
-# The browser test needs Chromium; install it only when missing (a missing browser fails the test).
+# The browser tests need Debian's Chromium, Node.js and npm (installed only when missing; a
+# missing browser fails the tests), and playwright-core from the npm registry into
+# build/browser/node_modules, only when it is not there yet. Playwright drives /usr/bin/chromium:
+# it never downloads a browser of its own.
+BROWSER_MODULES := build/browser/node_modules
+PLAYWRIGHT_VERSION ?= 1.65.1
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y chromium; }
+	@missing=""; command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; $(SUDO) apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; fi
+	@[ -f $(BROWSER_MODULES)/playwright-core/package.json ] || { mkdir -p build/browser && \
+	  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix build/browser --no-audit --no-fund \
+	    --no-save playwright-core@$(PLAYWRIGHT_VERSION); }
 
+# The reports and the playground in a real browser; screenshots go to build/browser-artefacts.
 test-browser: build browser-deps
 	tests/browser/report_test.sh $(PPSIM)
+	PPSIM_NODE_MODULES=$(BROWSER_MODULES) node tests/browser/report_test.mjs $(PPSIM) build/browser-artefacts
+	PPSIM_NODE_MODULES=$(BROWSER_MODULES) node tests/browser/playground_test.mjs $(PPSIM) build/browser-artefacts
 
 test: test-unit test-asan check-baselines test-browser
 

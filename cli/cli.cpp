@@ -4,8 +4,12 @@
 #include "cli/commands.hpp"
 #include "io/comm_text.hpp"
 #include "io/cost_file.hpp"
+#include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
+#include "io/device_file.hpp"
+#include "io/model_file.hpp"
 #include "model/calibrate.hpp"
+#include "model/cpu_device.hpp"
 #include "sim/errors.hpp"
 #include "sim/iterations.hpp"
 
@@ -45,6 +49,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
                    "bytes / bandwidth (bytes: --costs act_bytes=,grad_bytes=); duplex: one "
                    "message at a time per directed device pair");
   }
+  add_model_options(cmd, o);
+  add_pytorch_notation_option(cmd, o.pytorch_notation);
   // NOTE: execute has its own --iterations (real training steps on MPI ranks) and export writes
   // one iteration's order; neither simulates iterations, so they do not get these options.
   if (cmd.get_name() == "execute" || cmd.get_name() == "export") return;
@@ -56,6 +62,14 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
   cmd.add_option("--sync", o.sync,
                  "at the step: allreduce (barrier, everyone waits for the slowest; default) or "
                  "post-validation (no barrier, ZB paper section 4)");
+}
+
+void add_pytorch_notation_option(CLI::App& cmd, std::string& notation) {
+  cmd.add_option("--pytorch-notation", notation,
+                 "vocabulary of a *.csv schedule: new (I = backward for the input, B = full "
+                 "backward; default) or old (PyTorch before I existed: B = backward for the "
+                 "input when a W follows)")
+      ->check(CLI::IsMember({"new", "old"}));
 }
 
 namespace {
@@ -73,6 +87,46 @@ IterationOptions iteration_options(const RunOptions& o) {
 }
 
 } // namespace
+
+void add_model_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--model", o.model,
+                 "costs from a transformer: a preset (ppsim models) or a ppsim.model/1 file");
+  cmd.add_option("--device", o.device,
+                 "with --model: a100, h100, h200, cpu (measured here), or a ppsim.device/1 file");
+  cmd.add_option("--layout", o.layout,
+                 "with --model: layers per stage in Megatron's syntax, e.g. 'Et*3|(tt|)*2|ttL'");
+  cmd.add_option("--layers-per-stage", o.layers_per_stage,
+                 "with --model: decoder layers per stage, e.g. 5,6,6,5");
+  cmd.add_option("--dp", o.dp, "with --model: data-parallel replicas (default 1)");
+  cmd.add_option("--zero", o.zero, "with --model: 1 shards the optimizer state over --dp");
+  cmd.add_option("--tp", o.tp,
+                 "with --model: tensor-parallel ranks per stage (with sequence parallelism)");
+  cmd.add_option("--mem-capacity", o.mem_capacity,
+                 "bytes per device (80GiB) for the out-of-memory check; default the device's");
+}
+
+std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
+  if (o.model.empty()) {
+    for (const auto& [flag, given] :
+         {std::pair{"--device", !o.device.empty()}, {"--layout", !o.layout.empty()},
+          {"--layers-per-stage", !o.layers_per_stage.empty()}})
+      if (given) throw ConfigError(fmt::format("{} needs --model", flag));
+    return std::nullopt;
+  }
+  if (!o.costs_file.empty() || !o.calibrate.empty())
+    throw ConfigError("--model and --costs-file/--calibrate: give one source of costs");
+  WorkloadSpec w;
+  w.model = load_model(o.model);
+  const std::string device = o.device.empty() ? "h100" : o.device;
+  w.device = device == "cpu" ? calibrate::measure_cpu_device(w.model) : load_device(device);
+  w.layout = o.layout;
+  if (!o.layers_per_stage.empty())
+    for (const std::string& item : split_list(o.layers_per_stage, "--layers-per-stage"))
+      w.layers_per_stage.push_back(
+          static_cast<int>(parse_integer(item, "--layers-per-stage", 0, 4096)));
+  w.training = TrainingSpec{o.dp, o.zero, o.tp};
+  return w;
+}
 
 CostSpec resolve_costs(const RunOptions& o) {
   if (!o.costs_file.empty() && !o.calibrate.empty())
@@ -95,6 +149,11 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   rq.iterations = iteration_options(o);
   rq.comm.mode = parse_comm_mode(o.comm_mode);
   if (!o.link.empty()) rq.comm.link = parse_link(o.link);
+  rq.workload = resolve_workload(o);
+  if (rq.workload) rq.cost_overrides = o.costs;
+  if (!o.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.mem_capacity, "--mem-capacity");
+  else if (rq.workload) rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
+  rq.pytorch_notation = parse_pytorch_notation(o.pytorch_notation);
   return rq;
 }
 
@@ -133,6 +192,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   cli::add_report_commands(app, io, action);
   cli::add_schedule_commands(app, io, action);
   cli::add_execute_command(app, io, action);
+  cli::add_model_commands(app, io, action);
+  cli::add_serve_command(app, io, action);
+  cli::add_help_commands(app, io, action);
 
   std::string where = "ppsim";
   try {

@@ -38,14 +38,32 @@ struct RunOptions {
   std::string mem_limit;
   std::string comm_mode{"async"};  ///< --comm-mode async|blocking
   std::string link;                ///< --link latency=MS,bandwidth=GB/s,contention=...
+  std::string model;             ///< --model NAME|FILE
+  std::string device;            ///< --device NAME|FILE|cpu
+  std::string layout;            ///< --layout (Megatron's syntax)
+  std::string layers_per_stage;  ///< --layers-per-stage 5,6,6,5
+  int dp{1};                     ///< --dp
+  int zero{0};                   ///< --zero 0|1
+  int tp{1};                     ///< --tp
+  std::string mem_capacity;      ///< --mem-capacity 80GiB
   int iterations{1};           ///< --iterations K
   std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
   std::string sync{"allreduce"};  ///< --sync allreduce|post-validation
+  std::string pytorch_notation{"new"};  ///< --pytorch-notation new|old, for a *.csv schedule
 };
+
+/// Adds --model, --device, --layout, --layers-per-stage, --dp, --zero and --mem-capacity.
+void add_model_options(CLI::App& cmd, RunOptions& options);
+
+/// The workload of --model/--device, or nullopt without --model (--device alone is an error).
+[[nodiscard]] std::optional<WorkloadSpec> resolve_workload(const RunOptions& options);
 
 /// Adds the shared options to `cmd`. With `require_shape` false, -p and -m may be omitted (for a
 /// schedule file, which carries its own shape).
 void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = true);
+
+/// Adds `--pytorch-notation new|old` (how a *.csv schedule file is read) to `cmd`.
+void add_pytorch_notation_option(CLI::App& cmd, std::string& notation);
 
 /// The cost spec: the cost file (or a calibration) first, then --costs overrides on top.
 [[nodiscard]] CostSpec resolve_costs(const RunOptions& options);
@@ -53,6 +71,10 @@ void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = tr
 /// The request for one schedule of the options, with costs already resolved.
 [[nodiscard]] RunRequest to_request(const RunOptions& options, const std::string& schedule,
                                     const CostSpec& costs);
+
+/// One request per schedule of the options' list (the costs and the model resolved once), as
+/// simulate (`allow_many` false: one schedule only) and compare build them.
+[[nodiscard]] std::vector<RunRequest> run_requests(const RunOptions& options, bool allow_many);
 
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);
@@ -66,4 +88,7 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action);  // calibrate_
 void add_report_commands(CLI::App& app, Io io, Action& action);  // report_cmds.cpp: sweep, check
 void add_schedule_commands(CLI::App& app, Io io, Action& action);  // schedule_cmds.cpp: validate, export
 void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.cpp: MPI ranks
+void add_help_commands(CLI::App& app, Io io, Action& action);  // help_docs.cpp: man, completion
+void add_model_commands(CLI::App& app, Io io, Action& action);  // model_cmds.cpp: models, costs, plan
+void add_serve_command(CLI::App& app, Io io, Action& action);  // serve_cmd.cpp: the playground
 }  // namespace ppsim::cli

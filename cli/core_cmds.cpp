@@ -1,6 +1,7 @@
 // `ppsim list`, `ppsim simulate` and `ppsim compare`.
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
+#include "run/compare.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/task_graph.hpp"
@@ -8,11 +9,13 @@
 #include "viz/chrome_trace.hpp"
 #include "viz/html_report.hpp"
 #include "viz/metrics_json.hpp"
+#include "viz/svg.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <ostream>
+#include <span>
 
 namespace ppsim::cli {
 
@@ -26,35 +29,52 @@ struct SimulateOptions {
   bool critical{false};
   int ascii_width{0};
   std::string html;
+  std::string svg;
 };
 
 void add_output_options(CLI::App& cmd, SimulateOptions& o) {
   cmd.add_option("--trace", o.trace,
                  "write a Chrome trace (Perfetto / chrome://tracing); with several schedules, "
                  "FILE-<schedule>.json each");
-  cmd.add_flag("--ascii", o.ascii, "print the timeline as an ASCII grid");
+  auto* ascii = cmd.add_flag("--ascii", o.ascii, "print the timeline as an ASCII grid");
   cmd.add_option("--ascii-width", o.ascii_width, "columns of the ASCII grid (default automatic)");
-  cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)");
+  // NOTE: --json is alone on stdout, so that a pipe into a JSON reader always works.
+  cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)")->excludes(ascii);
+  cmd.add_option("--svg", o.svg,
+                 "write the timeline(s) as one standalone SVG picture (all on one time scale)");
 }
 
-// Runs every schedule of the option list; writes traces; returns the runs.
-std::vector<Run> run_all(const SimulateOptions& o, bool allow_many) {
-  const CostSpec costs = resolve_costs(o.run);
-  const auto names = split_list(o.run.schedules, "--schedule");
-  if (!allow_many && names.size() > 1)
-    throw ConfigError(fmt::format("--schedule '{}': simulate takes one schedule; use compare",
-                                  o.run.schedules));
-  std::vector<Run> runs;
-  runs.reserve(names.size());
-  for (const auto& name : names) runs.push_back(run_request(to_request(o.run, name, costs)));
-  if (!o.trace.empty())
-    for (const Run& r : runs)
-      write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),
-                            [&](std::ostream& f) { write_chrome_trace(f, r); });
-  return runs;
+// Writes a Chrome trace per run (FILE-<schedule>.json each when there are several), and the
+// --svg picture of them all.
+void write_traces(const SimulateOptions& o, std::span<const Run> runs) {
+  if (!o.svg.empty())
+    write_file_atomically(o.svg, [&](std::ostream& f) { write_timelines_picture(f, runs); });
+  if (o.trace.empty()) return;
+  for (const Run& r : runs)
+    write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),
+                          [&](std::ostream& f) { write_chrome_trace(f, r); });
+}
+
+std::vector<RunRequest> requests_of(const SimulateOptions& o, bool allow_many) {
+  return run_requests(o.run, allow_many);
 }
 
 } // namespace
+
+std::vector<RunRequest> run_requests(const RunOptions& o, bool allow_many) {
+  RunRequest base = to_request(o, "", resolve_costs(o));
+  const auto names = split_list(o.schedules, "--schedule");
+  if (!allow_many && names.size() > 1)
+    throw ConfigError(fmt::format("--schedule '{}': simulate takes one schedule; use compare",
+                                  o.schedules));
+  std::vector<RunRequest> requests;
+  requests.reserve(names.size());
+  for (const auto& name : names) {
+    base.schedule = name;
+    requests.push_back(base);
+  }
+  return requests;
+}
 
 void add_core_commands(CLI::App& app, Io io, Action& action) {
   // list
@@ -72,6 +92,12 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
           e["constraint"] = s.constraint;
           e["description"] = s.description;
           e["reference"] = s.reference;
+          // null: no torch.distributed.pipelining class runs this schedule / nothing to add
+          const auto or_null = [](std::string_view text) {
+            return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
+          };
+          e["pytorch_class"] = or_null(s.pytorch_class);
+          e["pytorch_note"] = or_null(s.pytorch_note);
           all.push_back(std::move(e));
         }
         io.out << all.dump(2) << "\n";
@@ -80,11 +106,17 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
       for (const auto& s : schedule_registry()) {
         std::string name(s.name);
         for (auto a : s.aliases) name += fmt::format(" ({})", a);
-        io.out << fmt::format("{}\n    {}\n    constraint: {}\n    reference: {}\n", name,
-                              s.description, s.constraint, s.reference);
+        std::string pytorch(s.pytorch_class.empty() ? "-" : s.pytorch_class);
+        if (!s.pytorch_note.empty()) pytorch += fmt::format(" ({})", s.pytorch_note);
+        io.out << fmt::format(
+            "{}\n    {}\n    constraint: {}\n    reference: {}\n    pytorch: {}\n", name,
+            s.description, s.constraint, s.reference, pytorch);
       }
       io.out << "\nA schedule file (*.csv in PyTorch's format, *.json in ppsim's) is accepted "
-                "wherever a name is.\n";
+                "wherever a name is.\n"
+                "pytorch: the torch.distributed.pipelining class of the same schedule (the same "
+                "order, token for\ntoken, unless the note says how they differ); - = none: "
+                "ppsim's own or searched.\n";
       return 0;
     };
   });
@@ -98,8 +130,8 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
                 "print the chain of tasks that sets the makespan (text output)");
   sim->callback([io, &action, sim_opts] {
     action = [io, sim_opts] {
-      const auto runs = run_all(*sim_opts, false);
-      const Run& r = runs.front();
+      const Run r = run_request(requests_of(*sim_opts, false).front());
+      write_traces(*sim_opts, {&r, 1});
       if (sim_opts->ascii) {
         write_ascii(io.out, r, AsciiOptions{sim_opts->ascii_width});
         io.out << "\n";
@@ -137,19 +169,29 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
                   "write a self-contained HTML report (timelines, metrics, charts) to FILE");
   cmp->callback([io, &action, cmp_opts] {
     action = [io, cmp_opts] {
-      const auto runs = run_all(*cmp_opts, true);
+      // An infeasible schedule keeps its row (reason, least limit that works); the others run.
+      const Comparison comparison = run_compare(requests_of(*cmp_opts, true));
+      write_traces(*cmp_opts, comparison.runs);
       if (!cmp_opts->html.empty())
         write_file_atomically(cmp_opts->html, [&](std::ostream& f) {
-          write_html_report(f, runs, {.title = "ppsim compare"});
+          write_html_report(f, comparison, {.title = "ppsim compare"});
         });
       if (cmp_opts->ascii)
-        for (const Run& r : runs) {
+        for (const Run& r : comparison.runs) {
           io.out << r.schedule.name << ":\n";
           write_ascii(io.out, r, AsciiOptions{cmp_opts->ascii_width});
           io.out << "\n";
         }
-      if (cmp_opts->json) io.out << metrics_json_array(runs) << "\n";
-      else write_compare_table(io.out, runs);
+      if (cmp_opts->json) io.out << compare_json(comparison) << "\n";
+      else write_compare_table(io.out, comparison);
+      for (const CompareRow& row : comparison.rows) {
+        if (row.ok()) continue;
+        io.err << "ppsim: warning: compare: " << row.reason;
+        if (row.least_mem_limit >= 0)
+          io.err << fmt::format("; the least limit that works: {:.4g} M_B", row.least_mem_limit);
+        io.err << "\n";
+      }
+      comparison.require_any_ran();  // none ran: exit 5
       return 0;
     };
   });

@@ -109,6 +109,8 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
         {"MW_bytes", false, "", ignored},   {"blocks", false, "", ignored},
         {"act_bytes", false, "", bytes(c.act_bytes)},
         {"grad_bytes", false, "", bytes(c.grad_bytes)},
+        {"param_bytes", false, "", ignored}, {"params", false, "", number(c.params)},
+        {"state_bytes", false, "", number(c.state_bytes)},
     };
     detail::read_fields(r, st, sp, fields);
     if (!f || !b || !w) r.fail(sp, "each stage needs F, B and W (milliseconds)");
@@ -136,6 +138,36 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
   };
   detail::read_fields(r, doc, "", fields);
   return spec;
+}
+
+std::string cost_spec_json(const CostSpec& spec, const std::string& description,
+                           const std::string& model_section_json) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = "ppsim.costs/1";
+  if (!description.empty()) doc["description"] = description;
+  if (spec.memory_unit_bytes > 0) doc["memory_unit_bytes"] = spec.memory_unit_bytes;
+  doc["comm"] = ticks_to_ms(spec.comm);
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const StageCosts& c : spec.stages) {
+    nlohmann::ordered_json st;
+    st["F"] = ticks_to_ms(c.F);
+    st["B"] = ticks_to_ms(c.B);
+    st["W"] = ticks_to_ms(c.W);
+    if (c.BW >= 0) st["BW"] = ticks_to_ms(c.BW);
+    if (c.FB >= 0) st["FB"] = ticks_to_ms(c.FB);
+    st["MB"] = c.MB;
+    st["MW"] = c.MW;
+    if (spec.memory_unit_bytes > 0) {
+      st["MB_bytes"] = c.MB * spec.memory_unit_bytes;
+      st["MW_bytes"] = c.MW * spec.memory_unit_bytes;
+    }
+    if (c.params > 0) st["params"] = c.params;
+    if (c.state_bytes > 0) st["state_bytes"] = c.state_bytes;
+    stages.push_back(std::move(st));
+  }
+  doc["stages"] = std::move(stages);
+  if (!model_section_json.empty()) doc["model"] = nlohmann::ordered_json::parse(model_section_json);
+  return doc.dump(2) + "\n";
 }
 
 CostSpec load_cost_file(const std::string& path) {

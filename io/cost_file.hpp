@@ -18,4 +18,10 @@ void apply_costs(CostSpec& spec, std::string_view text);
 [[nodiscard]] CostSpec parse_cost_json(std::string_view json, std::string_view where);
 [[nodiscard]] CostSpec load_cost_file(const std::string& path);
 
+/// The `ppsim.costs/1` document of `spec` (times in ms, memory in M_B units and bytes when the
+/// unit is known, parameters and state bytes when known), which parse_cost_json reads back to
+/// the same costs. `model_section_json`, when not empty, is a JSON object kept as "model".
+[[nodiscard]] std::string cost_spec_json(const CostSpec& spec, const std::string& description,
+                                         const std::string& model_section_json = "");
+
 } // namespace ppsim

@@ -78,6 +78,32 @@ double parse_non_negative(std::string_view text, std::string_view where) {
   return n.value;
 }
 
+std::optional<double> byte_unit(std::string_view unit) {
+  struct Unit {
+    std::string_view name;
+    double bytes;
+  };
+  static constexpr Unit units[] = {{"B", 1.0},        {"KB", 1e3},          {"MB", 1e6},
+                                   {"GB", 1e9},       {"TB", 1e12},         {"KiB", 1024.0},
+                                   {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  for (const Unit& u : units)
+    if (unit == u.name) return u.bytes;
+  return std::nullopt;
+}
+
+double parse_bytes(std::string_view text, std::string_view where) {
+  const NumberWithUnit n = parse_number_with_unit(text, where);
+  const std::optional<double> unit = n.unit.empty() ? std::optional<double>(1.0) : byte_unit(n.unit);
+  if (!unit)
+    throw ConfigError(fmt::format("{}: unknown unit '{}' in '{}' (use B, KB, MB, GB, KiB, MiB, "
+                                  "GiB, TiB)",
+                                  where, n.unit, text));
+  const double bytes = n.value * *unit;
+  if (!std::isfinite(bytes) || bytes <= 0 || bytes > 1e18)
+    throw ConfigError(fmt::format("{}: '{}' is not a size between 1 byte and 1 EB", where, text));
+  return bytes;
+}
+
 long long parse_integer(std::string_view text, std::string_view where, long long lo,
                         long long hi) {
   long long value = 0;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string_view>
 
 namespace ppsim {
@@ -39,5 +40,12 @@ struct NumberWithUnit {
   std::string_view unit;
 };
 [[nodiscard]] NumberWithUnit parse_number_with_unit(std::string_view text, std::string_view where);
+
+/// Bytes of one unit: B, KB, MB, GB, TB (powers of 1000), KiB, MiB, GiB, TiB (of 1024);
+/// nullopt for anything else.
+[[nodiscard]] std::optional<double> byte_unit(std::string_view unit);
+
+/// A size in bytes such as `80GiB`, `512MB` or `1e9` (bytes); ConfigError `where: ...`.
+[[nodiscard]] double parse_bytes(std::string_view text, std::string_view where);
 
 } // namespace ppsim

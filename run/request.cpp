@@ -1,13 +1,16 @@
 // Resolution of a run request: memory limit, schedule, simulation, the infeasibility rule.
 #include "run/request.hpp"
 
+#include "io/cost_file.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
+#include "schedules/bound.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
 
 namespace ppsim {
 
@@ -27,26 +30,26 @@ double resolve_mem_limit(const std::string& text, int devices, const CostSpec& c
   const std::string unit(n.unit);
   if (unit.empty()) return value;
   if (unit == "p") return value * devices;
-  struct Unit {
-    const char* name;
-    double bytes;
-  };
-  static constexpr Unit units[] = {{"B", 1.0},          {"KB", 1e3},
-                                   {"MB", 1e6},         {"GB", 1e9},
-                                   {"KiB", 1024.0},     {"MiB", 1048576.0},
-                                   {"GiB", 1073741824.0}};
-  for (const Unit& u : units) {
-    if (unit != u.name) continue;
+  if (const auto bytes = byte_unit(unit)) {
     if (costs.memory_unit_bytes <= 0)
       throw bad("a limit in bytes needs a cost file that knows bytes (memory_unit_bytes), e.g. "
                 "from `ppsim calibrate`");
-    return value * u.bytes / costs.memory_unit_bytes;
+    return value * *bytes / costs.memory_unit_bytes;
   }
   throw bad(fmt::format("unknown unit '{}'", unit));
 }
 
-Schedule build_schedule(const RunRequest& rq, double mem_limit) {
-  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule);
+CostSpec request_costs(const RunRequest& rq, int devices) {
+  if (!rq.workload) return rq.costs;
+  CostSpec costs = workload_costs(*rq.workload, devices, rq.chunks).costs;
+  if (!rq.cost_overrides.empty()) apply_costs(costs, rq.cost_overrides);
+  return costs;
+}
+
+namespace {
+
+// The generator's spec of a request by name; it points into `costs`.
+ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& costs) {
   if (!rq.devices || !rq.microbatches)
     throw ConfigError(fmt::format("{}: needs -p STAGES and -m MICROBATCHES", rq.schedule));
   ScheduleSpec spec;
@@ -54,21 +57,44 @@ Schedule build_schedule(const RunRequest& rq, double mem_limit) {
   spec.microbatches = *rq.microbatches;
   spec.chunks = rq.chunks;
   spec.mem_limit = mem_limit;
-  spec.costs = &rq.costs;
-  return make_schedule(rq.schedule, spec);
+  spec.costs = &costs;
+  return spec;
+}
+
+} // namespace
+
+Schedule build_schedule(const RunRequest& rq, double mem_limit) {
+  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule, rq.pytorch_notation);
+  const CostSpec costs = request_costs(rq, rq.devices.value_or(1));
+  return make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
 }
 
 Run run_request(const RunRequest& rq) {
   const bool file = is_schedule_file(rq.schedule);
-  Schedule schedule = file ? load_schedule_file(rq.schedule) : Schedule{};
+  Schedule schedule = file ? load_schedule_file(rq.schedule, rq.pytorch_notation) : Schedule{};
   const int devices = file ? schedule.devices : rq.devices.value_or(0);
-  const double mem_limit = resolve_mem_limit(rq.mem_limit, devices, rq.costs);
+  const CostSpec costs = request_costs(rq, std::max(1, devices));
+  const double mem_limit = resolve_mem_limit(rq.mem_limit, devices, costs);
   if (!file) schedule = build_schedule(rq, mem_limit);
+  // How far from optimal an automatic schedule is: the bound of one iteration's tasks at the
+  // limit its generator worked under (an explicit --mem-limit, or its default).
+  const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
+  std::optional<CostBound> bound;
+  double bound_limit = -1;
+  if (info != nullptr && info->automatic()) {
+    bound_limit = info->generation_limit(spec_of(rq, mem_limit, costs));
+    bound = cost_lower_bound(schedule, cost_model_for(costs, schedule), bound_limit);
+  }
   const IterationOptions& iterations = rq.iterations;
   Run run = iterations.requested()
-                ? run_iterations(std::move(schedule), rq.costs, iterations, rq.comm)
-                : run_schedule(std::move(schedule), rq.costs, rq.comm);
+                ? run_iterations(std::move(schedule), costs, iterations, rq.comm)
+                : run_schedule(std::move(schedule), costs, rq.comm);
   run.mem_limit = mem_limit;
+  if (bound) {
+    run.lower_bound = bound->cost;
+    run.optimality_gap = optimality_gap(run.metrics.cost, bound->cost);
+    run.bound_mem_limit = bound_limit;
+  }
   if (mem_limit >= 0) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
       if (d.peak_memory > mem_limit + 1e-9)
@@ -85,6 +111,17 @@ Run run_request(const RunRequest& rq) {
             "({:.4g} M_B)",
             run.schedule.name, d, peaks[d], iterations.count, sync_name(iterations.sync),
             rq.mem_limit, mem_limit));
+    }
+  }
+  if (rq.mem_capacity_bytes > 0) {
+    for (const DeviceMetrics& d : run.metrics.per_device) {
+      if (d.peak_bytes <= rq.mem_capacity_bytes) continue;
+      constexpr double GiB = 1024.0 * 1024 * 1024;
+      throw OutOfMemoryError(fmt::format(
+          "{}: device {} needs {:.1f} GiB (weights, gradients and optimizer state {:.1f} GiB + "
+          "activations {:.1f} GiB), above the capacity of {:.1f} GiB: out of memory",
+          run.schedule.name, d.device, d.peak_bytes / GiB, d.state_bytes / GiB,
+          (d.peak_bytes - d.state_bytes) / GiB, rq.mem_capacity_bytes / GiB));
     }
   }
   return run;

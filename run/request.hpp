@@ -3,6 +3,8 @@
 // infeasibility rule.
 #pragma once
 
+#include "run/transformer.hpp"
+#include "io/schedule_file.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/iterations.hpp"
 #include "sim/run.hpp"
@@ -23,10 +25,21 @@ struct RunRequest {
   std::optional<int> microbatches;  ///< m; likewise
   int chunks{0};                    ///< v; 0 = the schedule's default
   CostSpec costs;
+  /// A model on a device (--model, --device): then the costs come from it, for this request's
+  /// devices and chunks, with `cost_overrides` (the --costs text) on top.
+  std::optional<WorkloadSpec> workload;
+  std::string cost_overrides;
   std::string mem_limit;  ///< `2p`, `1.5p` (K*p*M_B), `12` (M_B), `3GiB`; "" = none
   IterationOptions iterations;
   CommOptions comm;  ///< --comm-mode and --link
+  /// Bytes a device has (weights, gradients, optimizer state and activations); 0 = no check.
+  double mem_capacity_bytes{0};
+  PytorchNotation pytorch_notation{PytorchNotation::current};  ///< how a *.csv file is read
 };
+
+/// The costs of a request for `devices` devices: the workload's (then `cost_overrides`), or
+/// `costs` as given.
+[[nodiscard]] CostSpec request_costs(const RunRequest& request, int devices);
 
 /// A memory-limit text in M_B units: `Kp` = K*p, a bare number, or bytes (`3GiB`, `512MiB`,
 /// `100MB`, which need costs.memory_unit_bytes). Empty text gives -1 (no limit).
@@ -40,6 +53,8 @@ struct RunRequest {
 /// schedule's own device count); InfeasibleError names the device and its peak when the
 /// schedule exceeds the limit. With iterations it runs run_iterations() (K-fold schedule and
 /// timeline, first-iteration metrics) and checks the limit against the peak over all iterations.
+/// With a capacity, a device whose peak_bytes exceed it is an OOM: InfeasibleError naming the
+/// device, its state and activation bytes.
 [[nodiscard]] Run run_request(const RunRequest& request);
 
 } // namespace ppsim

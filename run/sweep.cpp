@@ -2,6 +2,7 @@
 #include "run/sweep.hpp"
 
 #include "io/schedule_file.hpp"
+#include "run/compare.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
@@ -53,7 +54,9 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base)
       throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", name,
                                     schedule_names()));
   // A malformed limit is wrong for every point: say so once instead of on each row.
-  for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, base.costs);
+  CostSpec probe = base.costs;
+  if (base.workload) probe.memory_unit_bytes = 1;  // a model knows bytes
+  for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, probe);
 
   std::vector<SweepPoint> points = expand_sweep_grid(grid);
   for (SweepPoint& pt : points) {
@@ -78,6 +81,7 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base)
     } catch (const InfeasibleError& e) {
       pt.status = SweepStatus::infeasible;
       pt.reason = e.what();
+      pt.least_mem_limit = least_mem_limit(rq);
     } catch (const ScheduleError& e) {
       pt.status = SweepStatus::invalid;
       pt.reason = e.what();

@@ -49,6 +49,8 @@ struct SweepPoint {
   double bubble_over_ideal{0};
   double peak_memory{0};    ///< M_B units
   double mem_limit_mb{-1};  ///< the resolved limit in M_B units; < 0 = none
+  /// An infeasible point: the least limit (M_B) it runs under (least_mem_limit()); < 0 unknown.
+  double least_mem_limit{-1};
 
   [[nodiscard]] bool ok() const { return status == SweepStatus::ok; }
 };

@@ -1,7 +1,7 @@
 // V-shape schedules on two chunks per device: ZB-V (Qi et al., ICLR 2024, sec. 6) and V-Half /
 // V-Min (Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024).
 #include "schedules/detail/generators.hpp"
-#include "schedules/detail/greedy.hpp"
+#include "schedules/detail/zbv_greedy.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
@@ -9,7 +9,10 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
+#include <span>
 #include <tuple>
+#include <utility>
 
 namespace ppsim {
 
@@ -152,27 +155,125 @@ int memory_of(const Device& dev) {
   return peak;
 }
 
-// One step of the global slot order: (slot, device, type, mb) of the earliest unvisited task.
-struct Cursor {
-  const Blocks& blocks;
-  int types;
-  std::vector<std::vector<std::size_t>> head;
+// The global slot order: (slot, device, type, mb) of each task in turn. A pass moves only the
+// task it visits, so the order is that of the slots before the pass.
+class Cursor {
+public:
+  using Item = std::tuple<long long, int, int, int>;
 
-  Cursor(const Blocks& b, int t) : blocks(b), types(t), head(b.size(), std::vector<std::size_t>(ix(t), 0)) {}
-
-  std::tuple<long long, int, int, int> next() {
-    std::tuple<long long, int, int, int> best{std::numeric_limits<long long>::max(), -1, 0, 0};
-    for (std::size_t d = 0; d < blocks.size(); ++d)
+  Cursor(const Blocks& b, int types) {
+    // a stable counting sort by slot of the tasks listed by (device, type, mb)
+    long long bound = 0;
+    std::size_t n = 0;
+    for (const auto& dev : b)
       for (int t = 0; t < types; ++t) {
-        const auto h = head[d][ix(t)];
-        if (h >= blocks[d][ix(t)].size()) continue;
-        const std::tuple<long long, int, int, int> c{blocks[d][ix(t)][h], static_cast<int>(d), t,
-                                                     static_cast<int>(h)};
-        if (c < best) best = c;
+        n += dev[ix(t)].size();
+        if (!dev[ix(t)].empty()) bound = std::max(bound, dev[ix(t)].back());
       }
-    if (std::get<1>(best) >= 0) ++head[ix(std::get<1>(best))][ix(std::get<2>(best))];
-    return best;
+    std::vector<std::size_t> start(ix(bound + 2), 0);
+    for (const auto& dev : b)
+      for (int t = 0; t < types; ++t)
+        for (const long long slot : dev[ix(t)]) ++start[ix(slot + 1)];
+    for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    items_.resize(n);
+    for (std::size_t d = 0; d < b.size(); ++d)
+      for (int t = 0; t < types; ++t)
+        for (std::size_t mb = 0; mb < b[d][ix(t)].size(); ++mb) {
+          const long long slot = b[d][ix(t)][mb];
+          items_[start[ix(slot)]++] = {slot, static_cast<int>(d), t, static_cast<int>(mb)};
+        }
   }
+
+  Item next() { return items_[next_++]; }
+  [[nodiscard]] std::size_t size() const { return items_.size(); }
+  [[nodiscard]] const std::vector<Item>& items() const { return items_; }
+
+private:
+  std::vector<Item> items_;
+  std::size_t next_{0};
+};
+
+// The k-th smallest (from 0) of two ascending vectors.
+long long kth_of_two(const Times& a, const Times& b, std::size_t k) {
+  // the number i taken from a: the largest with a[i-1] <= b[k-i] ... by binary search
+  std::size_t lo = k + 1 > b.size() ? k + 1 - b.size() : 0;
+  std::size_t hi = std::min(k + 1, a.size());
+  while (lo < hi) {  // find the least i in [lo, hi] with a[i] > b[k-i] (or i == hi)
+    const std::size_t i = lo + (hi - lo) / 2;
+    if (a[i] < b[k - i]) lo = i + 1;
+    else hi = i;
+  }
+  const std::size_t i = lo;  // i from a, k + 1 - i from b
+  long long best = std::numeric_limits<long long>::min();
+  if (i > 0) best = std::max(best, a[i - 1]);
+  if (k + 1 - i > 0) best = std::max(best, b[k - i]);
+  return best;
+}
+
+// One device's slots for the squeeze, with the memory after each slot, so that a move can be
+// checked by replaying only the slots it changes (memory_of's rules: F and f add one; with W
+// slots W frees one, without them each empty slot frees one pending W).
+class SlotMemory {
+public:
+  SlotMemory(const Device& dev, int types, bool has_w) : has_w_(has_w) {
+    const long long bound = last_slot(dev);
+    at_.assign(ix(bound + 1), -1);
+    for (int t = 0; t < types; ++t)
+      for (const long long slot : dev[ix(t)]) at_[ix(slot)] = t;
+    state_.resize(at_.size());
+    State s;
+    for (std::size_t i = 0; i < at_.size(); ++i) {
+      s = step(s, at_[i]);
+      state_[i] = s;
+    }
+  }
+
+  [[nodiscard]] bool empty(long long slot) const { return at_[ix(slot)] < 0; }
+
+  /// Moves the task of type t from slot `from` to the empty slot `to` < from when the device's
+  /// memory then stays within `cap` at every slot; false (and nothing changed) otherwise.
+  bool try_move(int t, long long from, long long to, int cap) {
+    State s = to > 0 ? state_[ix(to - 1)] : State{};
+    std::vector<State>& replay = replay_;
+    replay.clear();
+    std::size_t i = ix(to);
+    for (; i < at_.size(); ++i) {
+      const int content = i == ix(to) ? t : i == ix(from) ? -1 : at_[i];
+      s = step(s, content);
+      if (s.cur > cap) return false;
+      replay.push_back(s);
+      if (i >= ix(from) && s == state_[i]) break;
+    }
+    at_[ix(to)] = t;
+    at_[ix(from)] = -1;
+    std::copy(replay.begin(), replay.end(), state_.begin() + static_cast<std::ptrdiff_t>(to));
+    return true;
+  }
+
+private:
+  struct State {
+    int cur{0};
+    int pending{0};
+    friend bool operator==(const State&, const State&) = default;
+  };
+
+  [[nodiscard]] State step(State s, int content) const {
+    if (content < 0) {
+      if (!has_w_ && s.pending > 0) --s.cur, --s.pending;
+    } else if (content == kF || content == kf) {
+      ++s.cur;
+    } else if (content == kW) {
+      --s.cur;
+    } else if (content == kB || content == kb) {
+      ++s.pending;
+    }
+    return s;
+  }
+
+  bool has_w_;
+  std::vector<int> at_;  ///< type of the task in each slot, -1 when empty
+  std::vector<State> state_;
+  std::vector<State> replay_;
 };
 
 std::size_t count_tasks(const Blocks& blocks) {
@@ -231,41 +332,33 @@ Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name) {
   for (const auto& dev : blocks) mem_cap = std::max(mem_cap, memory_of(dev));
   const int n = static_cast<int>(blocks.size());
   const int m = static_cast<int>(blocks[0][kF].size());
-  std::vector<std::vector<bool>> occupied;
-  for (const auto& dev : blocks) occupied.emplace_back(ix(last_slot(dev) + 1), false);
+  std::vector<SlotMemory> slots;
+  for (const auto& dev : blocks) slots.emplace_back(dev, types, consider_w);
   Cursor cur(blocks, types);
   int phase = 0;
   for (std::size_t k = count_tasks(blocks); k-- > 0;) {
     const auto [when, d, t, mb] = cur.next();
     auto& dev = blocks[ix(d)];
-    auto& occ = occupied[ix(d)];
     if (t == kb && d == 0 && phase == 0) phase = 1;
     if (phase == 1 || (phase == 0 && !consider_w)) {
       if (phase == 1 && t == kF && mb == m - 1) phase = 2;
-      occ[ix(when)] = true;
       continue;
     }
     long long deps = -1;
     if ((t == kF || t == kB) && d > 0) deps = std::max(deps, blocks[ix(d - 1)][ix(t)][ix(mb)]);
     if ((t == kf || t == kb) && d + 1 < n) deps = std::max(deps, blocks[ix(d + 1)][ix(t)][ix(mb)]);
     if (t > kF && t < kW) deps = std::max(deps, dev[ix(t - 1)][ix(mb)]);
-    if (t == kW) {
-      Times bs = dev[kB];
-      bs.insert(bs.end(), dev[kb].begin(), dev[kb].end());
-      std::sort(bs.begin(), bs.end());
-      deps = std::max(deps, bs[ix(mb)]);
-    }
+    if (t == kW) deps = std::max(deps, kth_of_two(dev[kB], dev[kb], ix(mb)));
     if (mb > 0) deps = std::max(deps, dev[ix(t)][ix(mb - 1)]);
     ++deps;
     if (deps > when) internal_error(name, "a block slot comes before its dependency");
-    bool ok = false;
-    for (long long s = deps; s < when && !ok; ++s) {
-      if (occ[ix(s)]) continue;
+    // NOTE: every slot before `when` holds a task already visited or nothing, so an empty slot
+    // there is free
+    for (long long s = deps; s < when; ++s) {
+      if (!slots[ix(d)].empty(s) || !slots[ix(d)].try_move(t, when, s, mem_cap)) continue;
       dev[ix(t)][ix(mb)] = s;
-      ok = memory_of(dev) <= mem_cap;
+      break;
     }
-    if (!ok) dev[ix(t)][ix(mb)] = when;
-    occ[ix(dev[ix(t)][ix(mb)])] = true;
   }
   if (!consider_w)
     for (auto& dev : blocks) put_w(dev, false);
@@ -273,12 +366,12 @@ Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name) {
 }
 
 // The V-Half / V-Min order: blocks, two squeezes, W split per chunk into the free slots.
-Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
-                           const std::vector<std::array<long long, 4>>& block) {
-  const int p = spec.devices, m = spec.microbatches;
-  Schedule s = make_pipeline(std::string(name), p, m, vshape_placement(p));
-  const Topology topo(s);
-
+// The V-Half / V-Min order as a greedy run on `pb`: blocks, two squeezes, W split per chunk
+// into the free slots; each device runs its tasks in slot order, and the slots order all tasks
+// topologically (a task's slot follows its inputs').
+detail::VRun run_from_blocks(std::string_view name, const detail::VProblem& pb,
+                             const std::vector<std::array<long long, 4>>& block) {
+  const int p = pb.devices, m = pb.microbatches;
   Blocks blocks(ix(p));
   for (int d = 0; d < p; ++d) {
     blocks[ix(d)].resize(4);
@@ -292,19 +385,162 @@ Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
     dev.resize(4);
     put_w(dev, true);
   }
-  // each device runs its tasks in slot order
-  static constexpr std::array<Kind, 6> kKind{Kind::F, Kind::F, Kind::B, Kind::B, Kind::W, Kind::W};
-  static constexpr std::array<int, 6> kChunk{0, 1, 1, 0, 1, 0};
-  for (int d = 0; d < p; ++d) {
-    std::vector<std::tuple<long long, int, int>> tasks;
-    for (int t = 0; t < 6; ++t)
-      for (std::size_t j = 0; j < r2[ix(d)][ix(t)].size(); ++j)
-        tasks.emplace_back(r2[ix(d)][ix(t)][j], t, static_cast<int>(j));
-    std::sort(tasks.begin(), tasks.end());
-    for (const auto& [slot, t, j] : tasks)
-      s.order[ix(d)].push_back(
-          Task::make(kKind[ix(t)], topo.device_stages(d)[ix(kChunk[ix(t)])], j));
+  // slot types F f B b W w are the greedy's F0 F1 B0 B1 W0 W1
+  static constexpr std::array<int, 6> kVKind{detail::kF0, detail::kF1, detail::kB0,
+                                             detail::kB1, detail::kW0, detail::kW1};
+  detail::VRun run;
+  run.order.resize(ix(p));
+  const Cursor order(r2, 6);
+  std::vector<double> mem(ix(p), 0);
+  for (const auto& [slot, d, t, mb] : order.items()) {
+    (void)slot;
+    const int kind = kVKind[ix(t)];
+    run.order[ix(d)].push_back(static_cast<std::uint32_t>(kind) |
+                               (static_cast<std::uint32_t>(mb) << 3));
+    run.sequence.push_back(d);
+    mem[ix(d)] += pb.memory[ix(d)][ix(kind)];
+    run.peak_memory = std::max(run.peak_memory, mem[ix(d)]);
   }
+  run.score = detail::retime(pb, run);
+  run.bubble.assign(ix(p), 0);
+  return run;
+}
+
+} // namespace
+
+namespace {
+
+// The highest running memory of any device along its order (the simulator's peak: a device
+// runs one task at a time, so its memory steps in its order).
+double order_peak_memory(const Schedule& s, const CostModel& costs) {
+  double peak = 0;
+  for (const auto& device : s.order) {
+    double cur = 0;
+    for (const Task& t : device) {
+      for_each_half(t, [&](Kind kind, int stage, int) { cur += costs.memory_delta(kind, stage); });
+      peak = std::max(peak, cur);
+    }
+  }
+  return peak;
+}
+
+// ZB-H1's peak memory on the same model and costs: zb-v's default limit (p M_B when M_W <= M_B;
+// 2p M_B for the seed's MLP, where B raises memory).
+double zb_h1_peak(const ScheduleSpec& spec) {
+  const Schedule h1 = make_zb_h1({.devices = spec.devices, .microbatches = spec.microbatches});
+  static const CostSpec unit{};
+  const CostSpec& given = spec.costs != nullptr ? *spec.costs : unit;
+  if (given.stages.size() != 2 * ix(spec.devices) || spec.devices == 1)
+    return order_peak_memory(h1, cost_model_for(given, h1));
+  // NOTE: costs per virtual stage of the V's model (2p pieces): ZB-H1's device-stage k holds
+  // the pieces 2k and 2k+1 of the same model
+  CostSpec pieces = given;
+  pieces.stages.clear();
+  for (std::size_t k = 0; k < ix(spec.devices); ++k) {
+    StageCosts c = given.stages[2 * k];
+    c.MB += given.stages[2 * k + 1].MB;
+    c.MW += given.stages[2 * k + 1].MW;
+    pieces.stages.push_back(c);
+  }
+  return order_peak_memory(h1, cost_model_for(pieces, h1));
+}
+
+
+// The variants of the greedy that ppsim searches, in order: the authors' four fill_b x fill_f
+// combinations with main's and with arxiv's balancing, each with their re-runs (so zb-v is never
+// worse than either), then single adaptive passes that won in a measurement over 720 cases
+// (p 3..8, m 2p and 3p, six cost profiles, M_W 0.25/0.5/2, limits 0.75p..3p): more warm-up
+// room, which matters most below p M_B where the authors' greedy fails, and deciding as if comm
+// were 0 (the paper's pattern), which rarely wins and by little.
+std::vector<detail::ZbvVariant> search_variants(int devices) {
+  using detail::VBalance;
+  struct Row {
+    VBalance balance;
+    int room;
+    bool fill_b, fill_f, comm0, authors;
+  };
+  static constexpr Row kRows[] = {
+      {VBalance::main, 2, true, true, false, true},
+      {VBalance::main, 2, true, false, false, true},
+      {VBalance::main, 2, false, true, false, true},
+      {VBalance::main, 2, false, false, false, true},
+      {VBalance::arxiv, 2, true, true, false, true},
+      {VBalance::arxiv, 2, true, false, false, true},
+      {VBalance::arxiv, 2, false, true, false, true},
+      {VBalance::arxiv, 2, false, false, false, true},
+      {VBalance::arxiv, 3, false, false, false, false},
+      {VBalance::main, 4, false, false, false, false},
+      {VBalance::main, 3, true, false, false, false},
+      {VBalance::main, 2, true, true, true, false},
+  };
+  std::vector<detail::ZbvVariant> out;
+  for (const Row& r : kRows)
+    out.push_back({{.fill_b = r.fill_b, .fill_f = r.fill_f, .balance = r.balance,
+                    .warmup_room = r.room},
+                   r.comm0, r.authors, std::nullopt});
+  // ppsim's list scheduler, which the authors' greedy loses to at 1.5p M_B and more, mostly when
+  // B costs more than F: as is, with at most 2p micro-batches in flight, without room for B's
+  // raise, and with W into short waits
+  const int p2 = 2 * devices;
+  for (const detail::VListOptions& o :
+       {detail::VListOptions{}, detail::VListOptions{.inflight = p2},
+        detail::VListOptions{.reserve_b = false}, detail::VListOptions{.eager_w = true}})
+    out.push_back({{}, false, false, o});
+  return out;
+}
+
+using BlockFn = std::vector<std::array<long long, 4>> (*)(int);
+
+// NOTE: swaps are bounded by re-timed tasks, not wall-clock, so the result is deterministic.
+constexpr long long kSwapTasks = 1536;          // problems up to this many tasks get swaps
+constexpr long long kSwapEvaluations = 200;     // re-timings per cap at most
+constexpr long long kSwapBudget = 300'000;      // re-timed tasks per cap at most
+
+// ppsim's V search at `limit`: the greedy's variants on the ladder, then, unless that reached
+// the ideal, the V one micro-batch at a time and the building-block schedules of `blocks` that
+// fit; the best by (cost, sum of spans, candidate order).
+detail::VRun search_v(std::string_view name, const detail::VProblem& pb, double limit,
+                      std::span<const std::pair<std::string_view, BlockFn>> blocks) {
+  const double least = detail::v_least_memory(pb);
+  const double cap = detail::memory_cap(limit);
+  if (!(cap >= least))
+    throw InfeasibleError(fmt::format(
+        "{}: memory limit {:g} M_B is below the least that works, {:g} M_B (one micro-batch's "
+        "activations on both stages of a device; devices={}, microbatches={})",
+        name, limit, least, pb.devices, pb.microbatches));
+  // the ladder's rungs: eighths of p M_B, the grid of --mem-limit 1p, 1.125p, ...
+  const double step = pb.devices / 8.0;
+  // small problems: every cap's best also improved by swaps (bounded re-timings)
+  const long long tasks = 6LL * pb.devices * pb.microbatches;
+  const long long swaps = tasks <= kSwapTasks ? std::min(kSwapEvaluations, kSwapBudget / tasks) : 0;
+  auto found = detail::zbv_search(pb, detail::ladder_caps(least, cap, step),
+                                  search_variants(pb.devices), swaps);
+  std::optional<detail::VRun> best = std::move(found.best);
+  if (best && best->score.cost <= detail::ideal_cost(pb)) return std::move(*best);
+  const auto consider = [&](detail::VRun&& r) {
+    if (r.peak_memory <= cap && (!best || r.score < best->score)) best = std::move(r);
+  };
+  consider(detail::v_one_at_a_time(pb));  // it always fits
+  for (const auto& [block_name, fn] : blocks)
+    consider(run_from_blocks(block_name, pb, fn(pb.devices)));
+  return std::move(*best);
+}
+
+// V-Half or V-Min: the building-block order, or ppsim's V search at the same peak memory when
+// that is better under the real costs (the blocks' order is made for unit costs and no comm).
+Schedule make_from_blocks(std::string_view name, const ScheduleSpec& spec, BlockFn block) {
+  const int p = spec.devices, m = spec.microbatches;
+  const Schedule skeleton = make_pipeline(std::string(name), p, m, vshape_placement(p));
+  const detail::VProblem pb = detail::make_v_problem(skeleton, costs_for(spec, skeleton));
+  detail::VRun best = run_from_blocks(name, pb, block(p));
+  const double peak = best.peak_memory;
+  detail::VRun searched = search_v(name, pb, peak, {});
+  if (searched.score < best.score) best = std::move(searched);
+  if (const long long tasks = 6LL * p * m; tasks <= kSwapTasks)
+    detail::improve_by_swaps(pb, best, detail::memory_cap(peak),
+                             std::min(kSwapEvaluations, kSwapBudget / tasks));
+  Schedule s = detail::to_schedule(pb, best, skeleton);
+  s.name = std::string(name);
   return s;
 }
 
@@ -315,28 +551,31 @@ Schedule build_from_blocks(std::string_view name, const ScheduleSpec& spec,
 // no bubble at p M_B (cost 48 = ideal).
 //   rank0: 0F0 0F1 0F2 0F3 0F4 0F5 0F6 7F0 7B0 7W0 7F1 7B1 7W1 7F2 7B2 0B0 7W2 7F3 ...
 //   rank3: 3F0 4F0 3F1 4F1 3F2 4F2 3F3 4F3 4B0 3B0 4W0 3W0 4B1 3B1 4B2 3B2 3F4 4F4 ...
-// Built by the same greedy as zb-auto on the V placement, every flag combination searched.
+// The authors' greedy (detail/zbv_greedy.hpp) under every combination ppsim searches, at every
+// memory limit up to the requested one where the greedy decides differently (so a larger
+// limit never gives a worse schedule), with the comm-0 order, V-Half, V-Min and a one
+// micro-batch at a time V as further candidates: never worse than the authors' ZB-V, and
+// feasible down to one micro-batch's memory.
 // NOTE: any m >= 1 is accepted; below 2p-1 micro-batches the warm-up is shorter than the full
 // pattern and some bubble remains.
+double zb_v_memory_limit(const ScheduleSpec& spec) {
+  return spec.mem_limit >= 0 ? spec.mem_limit : zb_h1_peak(spec);
+}
+
 Schedule make_zb_v(const ScheduleSpec& spec) {
   check_v_shape("zb-v", spec);
   const int p = spec.devices, m = spec.microbatches;
   const Schedule skeleton = make_pipeline("zb-v", p, m, vshape_placement(p));
   const CostModel costs = costs_for(spec, skeleton);
-  const double mb = detail::device_microbatch_memory(skeleton, costs);
-  const double limit = spec.mem_limit >= 0 ? spec.mem_limit : p * mb;
+  const double limit = zb_v_memory_limit(spec);
   if (!std::isfinite(limit))
     throw ConfigError(fmt::format("zb-v: memory limit must be a finite number (got {})", limit));
-  // NOTE: with comm, the order the greedy finds for comm 0 (the paper's ZB-V pattern) often
-  // beats the one it finds for the real comm, so both join the search as seeds: the result is
-  // never worse than either, and the swap search refines the better one under the real costs.
-  std::vector<Schedule> seeds{detail::search_best("zb-v", skeleton, costs, limit, {})};
-  if (costs.comm > 0) {
-    CostModel no_comm = costs;
-    no_comm.comm = 0;
-    seeds.push_back(detail::search_best("zb-v", skeleton, no_comm, limit, {}));
-  }
-  return detail::search_best("zb-v", skeleton, costs, limit, seeds);
+  const detail::VProblem problem = detail::make_v_problem(skeleton, costs);
+  static constexpr std::array<std::pair<std::string_view, BlockFn>, 2> kBlocks{
+      {{"v-half", &v_half_block}, {"v-min", &v_min_block}}};
+  Schedule s = detail::to_schedule(problem, search_v("zb-v", problem, limit, kBlocks), skeleton);
+  s.name = "zb-v";
+  return s;
 }
 
 // V-Half, p = 4, m = 8, F = B = W: each device repeats a block of F, f, B, b and two W slots
@@ -345,7 +584,7 @@ Schedule make_zb_v(const ScheduleSpec& spec) {
 //   rank3: 3F0 4F0 3F1 4F1 3F2 4F2 4B0 4W0 3B0 3W0 3F3 4F3 4B1 4W1 3B1 3W1 3F4 4F4 ...
 Schedule make_v_half(const ScheduleSpec& spec) {
   check_v_shape("v-half", spec);
-  return build_from_blocks("v-half", spec, v_half_block(spec.devices));
+  return make_from_blocks("v-half", spec, &v_half_block);
 }
 
 // V-Min, p = 4, m = 8, F = B = W: the same construction with tighter offsets, about (p+4)/3
@@ -354,7 +593,7 @@ Schedule make_v_half(const ScheduleSpec& spec) {
 //   rank3: 3F0 4F0 3F1 4F1 4B0 3B0 4W0 3W0 3F2 4F2 4B1 3B1 4W1 3W1 3F3 4F3 4B2 3B2 ...
 Schedule make_v_min(const ScheduleSpec& spec) {
   check_v_shape("v-min", spec);
-  return build_from_blocks("v-min", spec, v_min_block(spec.devices));
+  return make_from_blocks("v-min", spec, &v_min_block);
 }
 
 } // namespace ppsim

@@ -54,6 +54,8 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
     c.FB = scale(c.FB, divisor);
     c.MB /= divisor;
     c.MW /= divisor;
+    c.state_bytes /= divisor;
+    c.params /= divisor;
     model.stage[as_index(s)] = c;
   }
   return model;

@@ -25,6 +25,9 @@ struct StageCosts {
   /// tensors at the stage's boundary, so a stage cut into chunks keeps them whole.
   double act_bytes{0};
   double grad_bytes{0};
+  /// Bytes the stage holds whatever the schedule: weights, gradients, optimizer state.
+  double state_bytes{0};
+  double params{0};  ///< parameters of the stage (for reports)
 
   friend bool operator==(const StageCosts&, const StageCosts&) = default;
 };

@@ -107,10 +107,18 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
   // not overlap within its span), but P of them, or P times the makespan, may not.
   __extension__ typedef __int128 Wide;
   Wide total_busy = 0;
+  std::vector<char> holds(costs.stage.size(), 0);  // stages of this device, for its state bytes
   for (int d = 0; d < tl.devices; ++d) {
     DeviceMetrics dm;
     dm.device = d;
     const auto runs = tl.device_runs(d);
+    std::fill(holds.begin(), holds.end(), 0);
+    for (const TaskRun& r : runs)
+      for_each_half(r.task, [&](Kind, int stage, int) {
+        char& h = holds[static_cast<std::size_t>(stage)];
+        if (h == 0) dm.state_bytes += costs.stage[static_cast<std::size_t>(stage)].state_bytes;
+        h = 1;
+      });
     double level = 0, peak = 0;
     for (const TaskRun& r : runs) {
       dm.busy += r.end - r.start;
@@ -123,6 +131,10 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
     }
     dm.idle = dm.span - dm.busy;
     dm.peak_memory = tidy(peak);
+    const double activation_bytes = costs.memory_unit_bytes > 0 ? dm.peak_memory * costs.memory_unit_bytes : 0;
+    dm.peak_bytes = dm.state_bytes + activation_bytes;
+    m.peak_bytes = std::max(m.peak_bytes, dm.peak_bytes);
+    m.total_peak_bytes += dm.peak_bytes;
     total_busy += dm.busy;
     m.cost = std::max(m.cost, dm.span);
     m.ideal = std::max(m.ideal, dm.busy);

@@ -19,6 +19,10 @@ struct DeviceMetrics {
   double p2p_bytes_sent{0};   ///< bytes of the messages it sent to other devices
   long long p2p_messages{0};  ///< messages it sent to other devices
   Ticks comm_wait{0};         ///< of its idle, the time spent waiting on communication (CommWait)
+  /// Bytes held whatever the schedule (weights, gradients, optimizer state of its stages).
+  double state_bytes{0};
+  /// state_bytes + peak_memory in bytes; 0 when neither is known.
+  double peak_bytes{0};
 };
 
 /// DESIGN.md's metrics, following its definitions exactly.
@@ -31,6 +35,8 @@ struct Metrics {
   double idle_fraction{0};      ///< 1 - sum busy / (devices * makespan)
   double peak_memory{0};        ///< max over devices, M_B units
   double peak_memory_bytes{0};  ///< peak_memory * bytes of one M_B; 0 when unknown
+  double peak_bytes{0};         ///< max over devices of their peak_bytes
+  double total_peak_bytes{0};   ///< sum over devices of their peak_bytes
   std::vector<DeviceMetrics> per_device;
 };
 

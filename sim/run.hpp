@@ -29,6 +29,15 @@ struct Run {
   IterationSummary iterations;
   /// The communication model it was simulated under (the default for a plain run).
   CommOptions comm;
+  /// For an automatic schedule: a lower bound on the cost of every order of its tasks within
+  /// the memory limit its generator worked under (`bound_mem_limit`, M_B units), and
+  /// optimality_gap = (cost - lower_bound) / cost, at least the distance to the optimum.
+  /// lower_bound < 0 for a handcrafted schedule or a file.
+  Ticks lower_bound{-1};
+  double optimality_gap{0};
+  double bound_mem_limit{-1};
+
+  [[nodiscard]] bool has_lower_bound() const { return lower_bound >= 0; }
 };
 
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's

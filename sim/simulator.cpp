@@ -241,7 +241,7 @@ public:
           throw ScheduleError(fmt::format(
               "schedule: device {}: task {} names a stage or micro-batch outside the schedule "
               "(run `ppsim validate` for the full report)",
-              d, to_string(t)));
+              d, to_string(t, s_.notation)));
         tl.runs.push_back(TaskRun{t, 0, 0});
       }
     }

@@ -5,6 +5,7 @@
 #include "sim/errors.hpp"
 
 #include <fmt/format.h>
+#include <optional>
 
 namespace ppsim {
 
@@ -12,7 +13,9 @@ namespace {
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
-std::string part_name(const Part& q) { return to_string(Task::make(q.kind, q.stage, q.microbatch)); }
+std::string part_name(const Part& q, Notation n) {
+  return to_string(Task::make(q.kind, q.stage, q.microbatch), n);
+}
 
 // Structure: devices, placement, routes. Returns false when tasks cannot be checked further.
 bool check_structure(const Schedule& s, std::vector<Violation>& out) {
@@ -55,6 +58,14 @@ bool check_structure(const Schedule& s, std::vector<Violation>& out) {
 std::vector<Violation> validate(const Schedule& s) {
   std::vector<Violation> out;
   if (!check_structure(s, out)) return out;
+  // Tasks in the vocabulary of the schedule's file.
+  const auto text = [&](const Task& t) { return to_string(t, s.notation); };
+  const auto part = [&](const Part& q) { return part_name(q, s.notation); };
+  // A part named by the task that makes it: in PyTorch's vocabulary one full backward `0B0`
+  // makes both of ppsim's parts 0B0 and 0W0, so the file's name for either is its cell.
+  const auto made_by = [&](const Part& q, const Slot& at) {
+    return s.notation == Notation::ppsim ? part(q) : text(s.order[ix(at.device)][ix(at.index)]);
+  };
   const Topology topo(s);
   const int S = s.stages();
   const PartIndex index(S, s.microbatches);
@@ -75,16 +86,17 @@ std::vector<Violation> validate(const Schedule& s) {
       bool ok = true;
       const auto check_half = [&](int stage, int mb) __attribute__((always_inline)) {
         if (stage < 0 || stage >= S) {
-          add(fmt::format("{}: stage {} outside 0..{}", to_string(t), stage, S - 1));
+          add(fmt::format("{}: stage {} outside 0..{}", text(t), stage, S - 1));
           ok = false;
         } else if (mb < 0 || mb >= s.microbatches) {
-          add(fmt::format("{}: micro-batch {} outside 0..{}", to_string(t), mb, s.microbatches - 1));
+          add(fmt::format("{}: micro-batch {} outside 0..{}", text(t), mb, s.microbatches - 1));
           ok = false;
         } else if (!topo.on_route(mb, stage)) {
-          add(fmt::format("{}: stage {} is not on the route of micro-batch {}", to_string(t), stage, mb));
+          add(fmt::format("{}: stage {} is not on the route of micro-batch {}", text(t), stage,
+                          mb));
           ok = false;
         } else if (s.stage_device[ix(stage)] != static_cast<int>(d)) {
-          add(fmt::format("{}: stage {} is placed on device {}, not on device {}", to_string(t),
+          add(fmt::format("{}: stage {} is placed on device {}, not on device {}", text(t),
                           stage, s.stage_device[ix(stage)], d));
           ok = false;
         }
@@ -92,7 +104,7 @@ std::vector<Violation> validate(const Schedule& s) {
       if (t.kind == Kind::FB) {
         check_half(t.stage, t.microbatch);
         if (t.kind2 != Kind::B && t.kind2 != Kind::BW) {
-          add(fmt::format("{}: the second half of an FB must be B or BW", to_string(t)));
+          add(fmt::format("{}: the second half of an FB must be B or BW", text(t)));
           ok = false;
         } else {
           check_half(t.stage2, t.microbatch2);
@@ -102,12 +114,15 @@ std::vector<Violation> validate(const Schedule& s) {
       }
       if (!ok) continue;
       const bool is_bw = t.kind == Kind::BW || (t.kind == Kind::FB && t.kind2 == Kind::BW);
+      std::optional<Slot> reported;  // the task this one duplicates, once per task named by cell
       for_each_product(t, [&](const Part& q) __attribute__((always_inline)) {
         const auto qi = index(q);
         if (made_at[qi].index >= 0) {
           const Slot first = made_at[qi];
-          add(fmt::format("{}: duplicate of {} (already at device {}, position {})", to_string(t),
-                          part_name(q), first.device, first.index));
+          if (s.notation != Notation::ppsim && reported == first) return;
+          reported = first;
+          add(fmt::format("{}: duplicate of {} (already at device {}, position {})", text(t),
+                          made_by(q, first), first.device, first.index));
           return;
         }
         made_at[qi] = at;
@@ -138,15 +153,26 @@ std::vector<Violation> validate(const Schedule& s) {
     for (int st : route) {
       const Part f{Kind::F, st, j}, b{Kind::B, st, j}, w{Kind::W, st, j};
       const Slot home{s.stage_device[ix(st)], -1};
-      for (const Part& q : {f, b, w})
-        if (made_at[index(q)].index < 0)
-          out.push_back(Violation{home, fmt::format("missing {} (device {})", part_name(q), home.device)});
+      const auto missing = [&](const Part& q) { return made_at[index(q)].index < 0; };
+      // NOTE: in PyTorch's vocabulary a backward is one action (its B) or two (I and W); a
+      // file that lacks both is told the one it most likely lost.
+      const bool whole_backward = s.notation != Notation::ppsim && missing(b) && missing(w);
+      for (const Part& q : {f, b, w}) {
+        if (!missing(q) || (whole_backward && q.kind == Kind::W)) continue;
+        const std::string what =
+            whole_backward && q.kind == Kind::B
+                ? fmt::format("{} (or {} and {})", text(Task::make(Kind::BW, st, j)), part(b),
+                              part(w))
+                : part(q);
+        out.push_back(Violation{home, fmt::format("missing {} (device {})", what, home.device)});
+      }
       const auto bi = index(b), wi = index(w);
       if (made_at[bi].index >= 0 && made_at[wi].index >= 0 && via_bw[bi] != via_bw[wi]) {
         const Slot at = via_bw[bi] ? made_at[wi] : made_at[bi];
         out.push_back(Violation{
-            at, fmt::format("{}BW{} is fused, but {} is also scheduled on its own", st, j,
-                            via_bw[bi] ? part_name(w) : part_name(b))});
+            at, fmt::format("{} is fused, but {} is also scheduled on its own",
+                            text(Task::make(Kind::BW, st, j)),
+                            via_bw[bi] ? part(w) : part(b))});
       }
     }
   }
@@ -161,10 +187,9 @@ std::vector<Violation> validate(const Schedule& s) {
       if (p.index >= at.index) {
         const bool self = p.index == at.index;
         out.push_back(Violation{
-            at, self ? fmt::format("{}: needs {}, which it produces itself", to_string(t),
-                                   part_name(q))
+            at, self ? fmt::format("{}: needs {}, which it produces itself", text(t), part(q))
                      : fmt::format("{}: runs before its prerequisite {} (position {} on device {})",
-                                   to_string(t), part_name(q), p.index, at.device)});
+                                   text(t), made_by(q, p), p.index, at.device)});
       }
     });
   }

@@ -53,8 +53,17 @@ ojson to_json(const Run& run) {
   j["bubble_rate"] = m.bubble_rate;
   j["bubble_over_ideal"] = m.bubble_over_ideal;
   j["idle_fraction"] = m.idle_fraction;
+  if (run.has_lower_bound()) {  // automatic schedules only: how far from optimal
+    j["lower_bound_ms"] = ticks_to_ms(run.lower_bound);
+    j["optimality_gap"] = run.optimality_gap;
+    j["lower_bound_mem_limit"] = run.bound_mem_limit;
+  }
   j["peak_memory"] = m.peak_memory;
   if (m.peak_memory_bytes > 0) j["peak_memory_bytes"] = m.peak_memory_bytes;
+  if (m.peak_bytes > 0) {
+    j["peak_bytes"] = m.peak_bytes;
+    j["total_peak_bytes"] = m.total_peak_bytes;
+  }
   if (run.mem_limit >= 0) j["mem_limit"] = run.mem_limit;
   j["comm_ms"] = ticks_to_ms(run.costs.comm);
   if (run.comm.requested()) j["comm"] = comm_json(run.comm);
@@ -79,6 +88,8 @@ ojson to_json(const Run& run) {
     e["p2p_bytes_sent"] = d.p2p_bytes_sent;
     e["p2p_messages"] = d.p2p_messages;
     e["comm_wait_ms"] = ticks_to_ms(d.comm_wait);
+    if (d.state_bytes > 0) e["state_bytes"] = d.state_bytes;
+    if (d.peak_bytes > 0) e["peak_bytes"] = d.peak_bytes;
     per.push_back(std::move(e));
   }
   j["per_device"] = std::move(per);
@@ -110,6 +121,11 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << fmt::format("{:<13} {}   (cost - ideal) / ideal\n", "bubble/ideal",
                      percent(m.bubble_over_ideal));
   out << fmt::format("{:<13} {}\n", "idle", percent(m.idle_fraction));
+  if (run.has_lower_bound())
+    out << fmt::format("{:<13} {} ms   (no order of these tasks within {} M_B is cheaper; gap "
+                       "(cost - bound) / cost {})\n",
+                       "lower bound", ticks_to_ms_text(run.lower_bound),
+                       memory(run.bound_mem_limit), percent(run.optimality_gap));
   out << fmt::format("{:<13} {} M_B", "peak memory", memory(m.peak_memory));
   if (m.peak_memory_bytes > 0) out << fmt::format("  ({:.4g} MiB)", m.peak_memory_bytes / 1048576.0);
   out << "\n";
@@ -138,15 +154,68 @@ void write_run_report(std::ostream& out, const Run& run) {
   }
 }
 
-void write_compare_table(std::ostream& out, std::span<const Run> runs) {
-  // The steady-state iteration time gets a column only when some run has iterations.
-  bool iterations = false;
-  for (const Run& r : runs) iterations = iterations || r.iterations.options.requested();
+std::string compare_json(const Comparison& comparison) {
+  ojson a = ojson::array();
+  for (const CompareRow& row : comparison.rows) {
+    if (row.ok()) {
+      ojson j = to_json(comparison.run_of(row));
+      j["status"] = "ok";
+      a.push_back(std::move(j));
+      continue;
+    }
+    ojson j;
+    j["schema"] = "ppsim.metrics/1";
+    j["schedule"] = row.schedule;
+    j["status"] = "infeasible";
+    j["reason"] = row.reason;
+    if (row.least_mem_limit >= 0) j["least_mem_limit"] = row.least_mem_limit;
+    else j["least_mem_limit"] = nullptr;
+    if (row.out_of_memory) j["out_of_memory"] = true;
+    a.push_back(std::move(j));
+  }
+  return a.dump(2);
+}
+
+namespace {
+
+// One line of the compare table: a run, or a row that did not run.
+struct TableRow {
+  const Run* run;
+  const CompareRow* row;
+};
+
+void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
+  // The steady-state iteration time and the bound get columns only when some run has them.
+  bool iterations = false, bounds = false;
+  for (const TableRow& t : rows) {
+    if (t.run == nullptr) continue;
+    iterations = iterations || t.run->iterations.options.requested();
+    bounds = bounds || t.run->has_lower_bound();
+  }
   out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                      "schedule", "p", "m", "v", "makespan_ms", "cost_ms", "ideal_ms", "bubble",
                      "b/ideal", "idle", "peak_M_B");
+  if (bounds) out << fmt::format(" {:>12} {:>7}", "bound_ms", "gap");
   out << (iterations ? fmt::format(" {:>12}\n", "iteration_ms") : std::string("\n"));
-  for (const Run& r : runs) {
+  for (const TableRow& t : rows) {
+    if (t.run == nullptr) {
+      const CompareRow& c = *t.row;
+      const auto shape = [](int x) { return x > 0 ? fmt::format("{}", x) : std::string("-"); };
+      out << fmt::format("{:<18} {:>4} {:>5} {:>3} {}: ", c.schedule, shape(c.devices),
+                         shape(c.microbatches), shape(c.chunks),
+                         c.out_of_memory ? "out of memory" : "infeasible");
+      if (c.out_of_memory) {
+        // the reason names the device and its bytes: "...: device 0 needs ... GiB (...)"
+        const auto at = c.reason.find("device ");
+        out << (at == std::string::npos ? c.reason : c.reason.substr(at)) << "\n";
+        continue;
+      }
+      out << (c.least_mem_limit >= 0
+                  ? fmt::format("the least limit that works is {} M_B\n", memory(c.least_mem_limit))
+                  : std::string("no limit found that works\n"));
+      continue;
+    }
+    const Run& r = *t.run;
     const Metrics& m = r.metrics;
     out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                        r.schedule.name, r.schedule.devices,
@@ -154,9 +223,28 @@ void write_compare_table(std::ostream& out, std::span<const Run> runs) {
                        ticks_to_ms_text(m.makespan), ticks_to_ms_text(m.cost), ticks_to_ms_text(m.ideal),
                        percent(m.bubble_rate), percent(m.bubble_over_ideal),
                        percent(m.idle_fraction), memory(m.peak_memory));
+    if (bounds)
+      out << (r.has_lower_bound() ? fmt::format(" {:>12} {:>7}", ticks_to_ms_text(r.lower_bound),
+                                                percent(r.optimality_gap))
+                                  : fmt::format(" {:>12} {:>7}", "-", "-"));
     out << (iterations ? fmt::format(" {:>12}\n", ticks_to_ms_text(r.iterations.iteration_time))
                        : std::string("\n"));
   }
+}
+
+} // namespace
+
+void write_compare_table(std::ostream& out, const Comparison& comparison) {
+  std::vector<TableRow> rows;
+  for (const CompareRow& c : comparison.rows)
+    rows.push_back({c.ok() ? &comparison.run_of(c) : nullptr, &c});
+  write_table(out, rows);
+}
+
+void write_compare_table(std::ostream& out, std::span<const Run> runs) {
+  std::vector<TableRow> rows;
+  for (const Run& r : runs) rows.push_back({&r, nullptr});
+  write_table(out, rows);
 }
 
 } // namespace ppsim

@@ -1,5 +1,6 @@
 // Tests of the command line through run_cli: output, JSON schema, exit codes, error messages.
 #include "tests/cli/cli_harness.hpp"
+#include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -248,4 +249,56 @@ TEST_CASE("the HTML table gives micro-batches per iteration when several are sim
   REQUIRE(r.code == 0);
   CHECK_THAT(slurp(dir / "r.html"),
              Catch::Contains("<td class=\"name\">zb-h2</td><td>4</td><td>8</td>"));
+}
+
+TEST_CASE("compare keeps going past an infeasible schedule, marks its row and exits 0",
+          "[cli][compare]") {
+  const auto r = cli({"compare", "-s", "1f1b,zb-h2,zb-auto", "-p", "4", "-m", "8", "--costs",
+                      "F=2,B=2,W=2", "--mem-limit", "1p"});
+  CHECK(r.code == 0);
+  const auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  CHECK_THAT(lines[0], Catch::Contains("bound_ms") && Catch::Contains("gap"));
+  CHECK_THAT(lines[2], Catch::StartsWith("zb-h2") &&
+                           Catch::Contains("infeasible: the least limit that works is 7 M_B"));
+  CHECK_THAT(lines[3], Catch::StartsWith("zb-auto") && Catch::EndsWith("54   0.00%"));
+  CHECK(r.err == "ppsim: warning: compare: zb-h2: device 0 peaks at 7 M_B, above --mem-limit 1p "
+                 "(4 M_B); the least limit that works: 7 M_B\n");
+  const auto j = cli({"compare", "-s", "1f1b,zb-h2,zb-auto", "-p", "4", "-m", "8", "--costs",
+                      "F=2,B=2,W=2", "--mem-limit", "1p", "--json"});
+  CHECK(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  REQUIRE(doc.size() == 3);
+  CHECK(doc[0]["status"] == "ok");
+  CHECK_FALSE(doc[0].contains("lower_bound_ms"));  // handcrafted: no bound
+  CHECK(doc[1]["schema"] == "ppsim.metrics/1");
+  CHECK(doc[1]["status"] == "infeasible");
+  CHECK(doc[1]["least_mem_limit"] == 7.0);
+  CHECK_THAT(doc[1]["reason"].get<std::string>(), Catch::Contains("peaks at 7 M_B"));
+  CHECK(doc[2]["status"] == "ok");
+  CHECK(doc[2]["lower_bound_ms"] == 54.0);
+  CHECK(doc[2]["optimality_gap"] == 0.0);
+  CHECK(doc[2]["lower_bound_mem_limit"] == 4.0);
+}
+
+TEST_CASE("compare exits 5 when no schedule fits, after the table", "[cli][compare]") {
+  const auto r = cli({"compare", "-s", "zb-h2,zb-h1", "-p", "4", "-m", "8", "--mem-limit", "3"});
+  CHECK(r.code == 5);
+  CHECK(lines_of(r.out).size() == 3);
+  CHECK_THAT(r.out, Catch::Contains("zb-h1                 4     8   - infeasible: the least "
+                                    "limit that works is 4 M_B"));
+  CHECK_THAT(r.err, Catch::EndsWith("ppsim: error: compare: no schedule fits the memory limit (the "
+                                    "least limit that works: zb-h2 7 M_B, zb-h1 4 M_B)\n"));
+  // A bad value is still an error of the whole command.
+  CHECK(cli({"compare", "-s", "1f1b,zb-h2", "-p", "4", "-m", "4"}).code == 3);
+}
+
+TEST_CASE("simulate reports an automatic schedule's lower bound and gap", "[cli][compare]") {
+  const auto r = cli({"simulate", "-s", "zb-auto", "-p", "4", "-m", "8", "--costs", "F=2,B=2,W=2",
+                      "--mem-limit", "2p"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("lower bound   48 ms   (no order of these tasks within 8 M_B is "
+                                    "cheaper; gap (cost - bound) / cost 0.00%)"));
+  CHECK_THAT(cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8"}).out,
+             !Catch::Contains("lower bound"));
 }

@@ -1,0 +1,254 @@
+// `ppsim models` (the presets) and `ppsim costs` (what a model on a device costs per stage).
+//
+//   ppsim models
+//   ppsim costs --model zb-6.2b --device h100 -p 8 --json -o costs.json
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+
+#include "io/atomic_file.hpp"
+#include "io/cost_file.hpp"
+#include "io/model_file.hpp"
+#include "io/text_parse.hpp"
+#include "run/plan.hpp"
+#include "run/transformer.hpp"
+#include "viz/html_report.hpp"
+#include "sim/errors.hpp"
+#include "viz/numbers.hpp"
+
+#include <fmt/format.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace ppsim::cli {
+
+namespace {
+
+struct CostsOptions {
+  RunOptions run;
+  bool json{false};
+  std::string output;
+};
+
+// A model's shape as JSON, in ppsim.model/1's key names, with its parameter count.
+nlohmann::ordered_json model_json(const ModelSpec& m) {
+  nlohmann::ordered_json j;
+  j["name"] = m.name;
+  j["parameters"] = parameter_count(m);
+  j["layers"] = m.layers;
+  j["hidden"] = m.hidden;
+  j["heads"] = m.heads;
+  j["kv_heads"] = m.kv_heads;
+  j["ffn"] = m.ffn;
+  j["seq"] = m.seq;
+  j["microbatch_size"] = m.microbatch_size;
+  j["vocab"] = m.vocab;
+  j["dtype"] = m.dtype;
+  j["recompute"] = recompute_name(m.recompute);
+  j["mlp"] = mlp_name(m.mlp);
+  j["tied_embeddings"] = m.tied_embeddings;
+  return j;
+}
+
+std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout) {
+  nlohmann::ordered_json j = model_json(w.model);
+  j["source"] = w.model.source;
+  j["device"] = w.device.name;
+  j["device_source"] = w.device.source;
+  j["peak_tflops"] = w.device.peak_tflops;
+  j["layout"] = layout_text(layout);
+  j["message_bytes"] = mc.message_bytes;
+  j["dp"] = w.training.dp;
+  j["zero"] = w.training.zero;
+  return j.dump();
+}
+
+int run_costs(const CostsOptions& o, Io io) {
+  const std::optional<WorkloadSpec> w = resolve_workload(o.run);
+  if (!w) throw ConfigError("costs: needs --model (a preset or a ppsim.model/1 file)");
+  if (!o.run.devices) throw ConfigError("costs: needs -p DEVICES");
+  const int p = *o.run.devices;
+  const Layout layout = workload_layout(*w, p, o.run.chunks);
+  ModelCosts mc = model_costs(w->model, w->device, layout, p, w->training);
+  if (!o.run.costs.empty()) apply_costs(mc.costs, o.run.costs);
+  if (o.json || !o.output.empty()) {
+    const std::string text =
+        cost_spec_json(mc.costs, fmt::format("{} on {}, {} devices", w->model.name, w->device.name, p),
+                       model_section(*w, mc, layout));
+    if (!o.output.empty()) {
+      write_file_atomically(o.output, [&](std::ostream& f) { f << text; });
+      if (!o.json)
+        io.out << fmt::format("{}: wrote the costs of {} on {} ({} stages)\n", o.output,
+                              w->model.name, w->device.name, mc.costs.stages.size());
+    }
+    if (o.json) io.out << text;
+    return kExitOk;
+  }
+  const ModelSpec& m = w->model;
+  io.out << fmt::format("model     {} ({} parameters; {} layers, hidden {}, {} heads ({} KV), ffn {}, "
+                        "seq {}, micro-batch {}, vocab {}, {}, recompute {})\n",
+                        m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads,
+                        m.kv_heads, m.ffn, m.seq, m.microbatch_size, m.vocab, m.dtype,
+                        recompute_name(m.recompute));
+  io.out << fmt::format("device    {} ({})\n", w->device.name, w->device.source);
+  io.out << fmt::format("layout    {}\n", layout_text(layout));
+  io.out << fmt::format("comm      {} ms per message of {}\n", human_ms(mc.costs.comm),
+                        human_bytes(mc.message_bytes));
+  io.out << fmt::format("M_B unit  {} (one device-stage of the even split)\n\n",
+                        human_bytes(mc.unit_bytes));
+  io.out << fmt::format("{:>5}  {:<12} {:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>11}\n", "stage",
+                        "layers", "F_ms", "B_ms", "W_ms", "M_B", "M_W", "params", "state");
+  for (std::size_t i = 0; i < mc.costs.stages.size(); ++i) {
+    const StageCosts& c = mc.costs.stages[i];
+    io.out << fmt::format("{:>5}  {:<12} {:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>11}\n", i,
+                          layout_text(Layout{{layout.stages[i]}}), human_ms(c.F), human_ms(c.B),
+                          human_ms(c.W), human_bytes(c.MB * mc.unit_bytes),
+                          human_bytes(c.MW * mc.unit_bytes), human_count(c.params),
+                          human_bytes(c.state_bytes));
+  }
+  return kExitOk;
+}
+
+struct PlanOptions {
+  RunOptions run;
+  int global_batch{0};
+  std::string schedules;
+  int top{15};
+  bool json{false};
+  std::string html;
+};
+
+int run_plan(const PlanOptions& o, Io io) {
+  std::optional<WorkloadSpec> w = resolve_workload(o.run);
+  if (!w) throw ConfigError("plan: needs --model (a preset or a ppsim.model/1 file)");
+  PlanRequest rq;
+  rq.workload = std::move(*w);
+  rq.devices = o.run.devices.value_or(0);
+  rq.global_batch = o.global_batch;
+  if (!o.schedules.empty()) rq.schedules = split_list(o.schedules, "--schedules");
+  if (!o.run.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.run.mem_capacity, "--mem-capacity");
+  rq.cost_overrides = o.run.costs;
+  const Plan plan = make_plan(rq);
+  if (!o.html.empty()) {
+    // The report shows the best few that fit, simulated again with their full timelines.
+    std::vector<Run> runs;
+    for (std::size_t i = 0; i < plan.candidates.size() && runs.size() < 6; ++i) {
+      const PlanCandidate& c = plan.candidates[i];
+      if (!c.fits) break;
+      runs.push_back(run_request(candidate_request(rq, c)));
+    }
+    write_file_atomically(o.html, [&](std::ostream& f) {
+      write_html_report(f, runs, {.title = fmt::format("ppsim plan: {} on {} x {}", rq.workload.model.name, rq.devices, rq.workload.device.name)});
+    });
+  }
+  if (o.json) {
+    nlohmann::ordered_json doc;
+    doc["schema"] = "ppsim.plan/1";
+    doc["model"] = rq.workload.model.name;
+    doc["device"] = rq.workload.device.name;
+    doc["devices"] = rq.devices;
+    doc["global_batch"] = rq.global_batch;
+    doc["capacity_bytes"] = plan.capacity_bytes;
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const PlanCandidate& c : plan.candidates) {
+      nlohmann::ordered_json e;
+      e["schedule"] = c.schedule;
+      e["chunks"] = c.chunks;
+      e["microbatches"] = c.microbatches;
+      e["microbatch_size"] = c.microbatch_size;
+      e["layout"] = c.layout;
+      e["iteration_time_ms"] = c.iteration_time_ms;
+      e["cost_ms"] = c.cost_ms;
+      e["bubble_rate"] = c.bubble_rate;
+      e["peak_bytes"] = c.peak_bytes;
+      e["fits"] = c.fits;
+      e["reason"] = c.reason;
+      all.push_back(std::move(e));
+    }
+    doc["candidates"] = std::move(all);
+    doc["best"] = plan.best;
+    doc["why"] = plan.why;
+    io.out << doc.dump(2) << "\n";
+    return plan.best >= 0 ? kExitOk : kExitInfeasible;
+  }
+  io.out << fmt::format("{} on {} devices ({}), global batch {}, capacity {}: {} candidates\n\n",
+                        rq.workload.model.name, rq.devices, rq.workload.device.name,
+                        rq.global_batch, human_bytes(plan.capacity_bytes), plan.simulated);
+  io.out << fmt::format("{:>4}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}  {}\n", "rank", "schedule",
+                        "v", "m", "b", "iteration_ms", "bubble", "peak", "layout / why not");
+  int shown = 0;
+  for (std::size_t i = 0; i < plan.candidates.size() && shown < o.top; ++i, ++shown) {
+    const PlanCandidate& c = plan.candidates[i];
+    io.out << fmt::format("{:>4}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}  {}\n", i + 1, c.schedule,
+                          c.chunks, c.microbatches, c.microbatch_size,
+                          c.fits || c.iteration_time_ms > 0 ? human_ms(ms_to_ticks(c.iteration_time_ms, "t")) : "-",
+                          c.fits || c.iteration_time_ms > 0 ? fmt::format("{:.2f}%", 100 * c.bubble_rate) : "-",
+                          c.peak_bytes > 0 ? human_bytes(c.peak_bytes) : "-",
+                          c.fits ? c.layout : c.reason.substr(0, 100));
+  }
+  if (plan.candidates.size() > static_cast<std::size_t>(shown))
+    io.out << fmt::format("  ... {} more (--top N, or --json for all)\n", plan.candidates.size() - static_cast<std::size_t>(shown));
+  io.out << "\n" << (plan.best >= 0 ? "best: " : "") << plan.why << "\n";
+  return plan.best >= 0 ? kExitOk : kExitInfeasible;
+}
+
+} // namespace
+
+void add_model_commands(CLI::App& app, Io io, Action& action) {
+  // models
+  auto json = std::make_shared<bool>(false);
+  auto* models = app.add_subcommand("models", "list the model presets with their parameter counts");
+  models->add_flag("--json", *json, "print as JSON");
+  models->callback([io, &action, json] {
+    action = [io, json] {
+      if (*json) {
+        nlohmann::ordered_json all = nlohmann::ordered_json::array();
+        for (const ModelSpec& m : model_presets()) all.push_back(model_json(m));
+        io.out << all.dump(2) << "\n";
+        return kExitOk;
+      }
+      io.out << fmt::format("{:<12} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
+                            "model", "params", "layers", "hidden", "heads", "kv", "ffn", "seq", "b",
+                            "vocab", "mlp");
+      for (const ModelSpec& m : model_presets())
+        io.out << fmt::format("{:<12} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
+                              m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads,
+                              m.kv_heads, m.ffn, m.seq, m.microbatch_size, m.vocab, mlp_name(m.mlp));
+      io.out << "\nDevices: a100, h100, h200 (presets), cpu (measured here), or a ppsim.device/1 "
+                "file.\n";
+      return kExitOk;
+    };
+  });
+
+  // costs
+  auto co = std::make_shared<CostsOptions>();
+  auto* costs = app.add_subcommand(
+      "costs", "per-stage F/B/W times, activation memory and parameters of a model on a device");
+  costs->add_option("-p,--stages", co->run.devices, "pipeline devices (ranks)")->required();
+  costs->add_option("-v,--chunks", co->run.chunks,
+                    "stages per device: the layout lists devices x chunks stages");
+  costs->add_option("--costs", co->run.costs, "overrides on top: F=..,B=..,W=..,comm=.. (ms)");
+  add_model_options(*costs, co->run);
+  costs->add_flag("--json", co->json, "print the ppsim.costs/1 document (--costs-file reads it)");
+  costs->add_option("-o,--output", co->output, "write the ppsim.costs/1 document to FILE");
+  costs->callback([io, &action, co] { action = [io, co] { return run_costs(*co, io); }; });
+
+  // plan
+  auto po = std::make_shared<PlanOptions>();
+  auto* plan = app.add_subcommand(
+      "plan", "the best schedule, chunks, micro-batch size and layout for a model on a device");
+  plan->add_option("-p,--stages", po->run.devices, "pipeline devices (ranks)")->required();
+  plan->add_option("--global-batch", po->global_batch,
+                   "sequences per iteration over all data-parallel replicas")
+      ->required();
+  plan->add_option("--schedules", po->schedules,
+                   "schedules to consider, comma-separated (default: all)");
+  plan->add_option("--costs", po->run.costs, "overrides on top: F=..,B=..,W=..,comm=.. (ms)");
+  add_model_options(*plan, po->run);
+  plan->add_option("--top", po->top, "rows to print (default 15)");
+  plan->add_flag("--json", po->json, "print the ppsim.plan/1 document");
+  plan->add_option("--html", po->html, "write a report of the best candidates to FILE");
+  plan->callback([io, &action, po] { action = [io, po] { return run_plan(*po, io); }; });
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,116 @@
+// Device presets and ppsim.device/1 files.
+#include "io/device_file.hpp"
+
+#include "io/detail/json_reader.hpp"
+#include "io/text_file.hpp"
+#include "sim/errors.hpp"
+
+#include <array>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ppsim {
+
+namespace {
+
+using nlohmann::json;
+using detail::JsonReader;
+
+constexpr double kMaxTflops = 1e7;
+constexpr double kMaxGib = 1e7;
+
+DeviceSpec preset(std::string name, double tflops, double gib, double gbytes_per_s) {
+  DeviceSpec d;
+  d.name = std::move(name);
+  d.peak_tflops = tflops;
+  d.efficiency_F = 0.6;
+  d.efficiency_B = 0.55;
+  d.efficiency_W = 0.6;
+  d.memory_gib = gib;
+  d.link_latency_ms = 0.005;
+  d.link_gbytes_per_s = gbytes_per_s;
+  d.source = "preset " + d.name;
+  return d;
+}
+
+} // namespace
+
+std::span<const DeviceSpec> device_presets() {
+  // NOTE: peaks are NVIDIA's dense BF16 figures (A100 312, H100 SXM 989 TFLOP/s, H200 the same
+  // compute as H100 with 141 GB of HBM3e); the link is one InfiniBand NIC per GPU (HDR
+  // 200 Gb/s for A100 systems, NDR 400 Gb/s for H100/H200). The efficiencies are assumptions
+  // (measure yours, or give a device file): B runs the attention backward, the least
+  // efficient part, so it is set a little lower.
+  static const std::array<DeviceSpec, 3> presets = {
+      preset("a100", 312, 80, 25),
+      preset("h100", 989, 80, 50),
+      preset("h200", 989, 140, 50),
+  };
+  return presets;
+}
+
+DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
+  const json doc = detail::parse_document(text, where);
+  const JsonReader r{where};
+  DeviceSpec d;
+  d.name = "device";
+  d.source = std::string(where);
+  const auto fraction = [&r](double& field) {
+    return [&r, &field](const json& v, const std::string& at) {
+      field = r.number(v, at);
+      if (field <= 0 || field > 1) r.fail(at, fmt::format("{}: expected a fraction in (0, 1]", field));
+    };
+  };
+  const detail::Field efficiency[] = {
+      {"F", false, "", fraction(d.efficiency_F)},
+      {"B", false, "", fraction(d.efficiency_B)},
+      {"W", false, "", fraction(d.efficiency_W)},
+  };
+  const detail::Field link[] = {
+      {"latency_ms", false, "",
+       [&](const json& v, const std::string& at) {
+         d.link_latency_ms = r.number(v, at);
+         if (d.link_latency_ms > 1e6) r.fail(at, "too large");
+       }},
+      {"gbytes_per_s", false, "",
+       [&](const json& v, const std::string& at) {
+         d.link_gbytes_per_s = r.number(v, at);
+         if (d.link_gbytes_per_s > 1e9) r.fail(at, "too large");
+       }},
+  };
+  const detail::Field fields[] = {
+      detail::schema_field(r, "ppsim.device/1"),
+      {"name", false, "", [&](const json& v, const std::string& at) { d.name = r.string(v, at); }},
+      {"peak_tflops", true, "missing",
+       [&](const json& v, const std::string& at) {
+         d.peak_tflops = r.number(v, at);
+         if (d.peak_tflops <= 0 || d.peak_tflops > kMaxTflops)
+           r.fail(at, fmt::format("{}: expected a positive TFLOP/s up to {}", d.peak_tflops, kMaxTflops));
+       }},
+      {"efficiency", false, "",
+       [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, efficiency); }},
+      {"memory_gib", false, "",
+       [&](const json& v, const std::string& at) {
+         d.memory_gib = r.number(v, at);
+         if (d.memory_gib > kMaxGib) r.fail(at, "too large");
+       }},
+      {"link", false, "",
+       [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, link); }},
+  };
+  detail::read_fields(r, doc, "", fields);
+  return d;
+}
+
+DeviceSpec load_device(const std::string& name) {
+  if (name.size() > 5 && name.ends_with(".json"))
+    return parse_device_json(read_text_file(name, "device file"), name);
+  for (const DeviceSpec& d : device_presets())
+    if (d.name == name) return d;
+  std::string valid;
+  for (const DeviceSpec& d : device_presets()) valid += (valid.empty() ? "" : ", ") + d.name;
+  throw ConfigError(fmt::format("--device: unknown device '{}' (presets: {}, cpu; or a "
+                                "ppsim.device/1 *.json file)",
+                                name, valid));
+}
+
+} // namespace ppsim

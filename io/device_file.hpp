@@ -1,0 +1,39 @@
+// Accelerators as users describe them (`--device NAME|FILE`, schema ppsim.device/1): peak
+// dense throughput, the fraction of it each task kind achieves, memory, and the
+// point-to-point link between pipeline stages.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace ppsim {
+
+struct DeviceSpec {
+  std::string name;
+  double peak_tflops{0};  ///< dense, at the model's dtype
+  /// Achieved fraction of peak for the GEMMs of F, B (input gradients) and W (weight
+  /// gradients); attention and the output layer use the same fractions.
+  double efficiency_F{0.6};
+  double efficiency_B{0.6};
+  double efficiency_W{0.6};
+  double memory_gib{0};          ///< per device; 0 = unknown (no OOM check)
+  double link_latency_ms{0};     ///< per message between neighbouring stages
+  double link_gbytes_per_s{0};   ///< GB/s of that link (1 GB = 1e9 bytes); 0 = no size term
+  std::string source;            ///< preset, file, or measurement, for reports
+};
+
+/// The presets: a100 (A100 SXM 80 GB), h100 (H100 SXM 80 GB), h200 (H200 141 GB), each with
+/// the dense BF16 peak of its data sheet, efficiencies typical of large-transformer GEMMs,
+/// and an InfiniBand link between pipeline stages (pipeline ranks usually span nodes).
+[[nodiscard]] std::span<const DeviceSpec> device_presets();
+
+/// A preset by name, or a ppsim.device/1 file (a name ending in .json). ConfigError naming the
+/// valid presets, or the file and JSON path of what is wrong.
+[[nodiscard]] DeviceSpec load_device(const std::string& name_or_file);
+
+/// Reads `{"schema": "ppsim.device/1", "name"?, "peak_tflops", "efficiency"?: {"F", "B", "W"},
+/// "memory_gib"?, "link"?: {"latency_ms", "gbytes_per_s"}}`.
+[[nodiscard]] DeviceSpec parse_device_json(std::string_view text, std::string_view where);
+
+} // namespace ppsim

@@ -1,0 +1,180 @@
+// Model presets and ppsim.model/1 files.
+#include "io/model_file.hpp"
+
+#include "io/detail/json_reader.hpp"
+#include "io/text_file.hpp"
+#include "sim/errors.hpp"
+
+#include <array>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ppsim {
+
+namespace {
+
+using nlohmann::json;
+using detail::JsonReader;
+
+constexpr int kMaxLayers = 4096;
+constexpr int kMaxHidden = 1 << 20;
+constexpr int kMaxHeads = 1 << 14;
+constexpr int kMaxSeq = 1 << 22;
+constexpr int kMaxMicrobatchSize = 1 << 16;
+constexpr int kMaxVocab = 1 << 24;
+
+ModelSpec preset(std::string name, int layers, int hidden, int heads, int kv_heads, int ffn,
+                 int seq, int b, int vocab, bool tied, MlpKind mlp,
+                 Recompute recompute = Recompute::none) {
+  ModelSpec m;
+  m.name = std::move(name);
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.ffn = ffn;
+  m.seq = seq;
+  m.microbatch_size = b;
+  m.vocab = vocab;
+  m.tied_embeddings = tied;
+  m.mlp = mlp;
+  m.recompute = recompute;
+  m.source = "preset " + m.name;
+  return m;
+}
+
+} // namespace
+
+std::string_view recompute_name(Recompute r) {
+  switch (r) {
+  case Recompute::none: return "none";
+  case Recompute::selective: return "selective";
+  case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::string_view mlp_name(MlpKind m) { return m == MlpKind::gelu ? "gelu" : "swiglu"; }
+
+std::span<const ModelSpec> model_presets() {
+  // NOTE: the zero-bubble paper's models (Table 3: layers, heads, hidden, sequence 1024,
+  // micro-batch size) with its training recipe's 32,000-token SentencePiece vocabulary and
+  // tied embeddings: 12 L h^2 + V h is then 1.48B, 6.17B, 14.63B and 28.28B parameters, the
+  // names' 1.5B, 6.2B, 14.6B and 28.3B. Their layer counts are k p - 2 (one layer fewer on the
+  // first and last stage, for the embedding and the loss).
+  static const std::array<ModelSpec, 8> presets = {
+      preset("zb-1.5b", 22, 2304, 24, 24, 4 * 2304, 1024, 6, 32000, true, MlpKind::gelu),
+      preset("zb-6.2b", 30, 4096, 32, 32, 4 * 4096, 1024, 3, 32000, true, MlpKind::gelu),
+      preset("zb-14.6b", 46, 5120, 40, 40, 4 * 5120, 1024, 1, 32000, true, MlpKind::gelu),
+      preset("zb-28.3b", 62, 6144, 48, 48, 4 * 6144, 1024, 1, 32000, true, MlpKind::gelu),
+      // Brown et al. 2020, Table 2.1; GPT-2's tokenizer.
+      preset("gpt3-175b", 96, 12288, 96, 96, 4 * 12288, 2048, 1, 50257, true, MlpKind::gelu),
+      // Meta's Llama 3 / 3.1 model cards: grouped-query attention with 8 KV heads, SwiGLU;
+      // trained with flash attention, which keeps no s^2 scores: "selective" in memory.
+      preset("llama3-8b", 32, 4096, 32, 8, 14336, 8192, 1, 128256, false, MlpKind::swiglu,
+             Recompute::selective),
+      preset("llama3-70b", 80, 8192, 64, 8, 28672, 8192, 1, 128256, false, MlpKind::swiglu,
+             Recompute::selective),
+      preset("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 1, 128256, false, MlpKind::swiglu,
+             Recompute::selective),
+  };
+  return presets;
+}
+
+void check_model(const ModelSpec& m, std::string_view where) {
+  const auto need = [&](bool ok, const std::string& what) {
+    if (!ok) throw ConfigError(fmt::format("{}: {}", where, what));
+  };
+  need(m.layers >= 1 && m.layers <= kMaxLayers,
+       fmt::format("layers={} (expected 1..{})", m.layers, kMaxLayers));
+  need(m.hidden >= 1 && m.hidden <= kMaxHidden,
+       fmt::format("hidden={} (expected 1..{})", m.hidden, kMaxHidden));
+  need(m.heads >= 1 && m.heads <= kMaxHeads,
+       fmt::format("heads={} (expected 1..{})", m.heads, kMaxHeads));
+  need(m.hidden % m.heads == 0,
+       fmt::format("heads={} does not divide hidden={}", m.heads, m.hidden));
+  need(m.kv_heads >= 1 && m.heads % m.kv_heads == 0,
+       fmt::format("kv_heads={} does not divide heads={}", m.kv_heads, m.heads));
+  need(m.ffn >= 1 && m.ffn <= 64 * kMaxHidden, fmt::format("ffn={} must be positive", m.ffn));
+  need(m.seq >= 1 && m.seq <= kMaxSeq, fmt::format("seq={} (expected 1..{})", m.seq, kMaxSeq));
+  need(m.microbatch_size >= 1 && m.microbatch_size <= kMaxMicrobatchSize,
+       fmt::format("microbatch_size={} (expected 1..{})", m.microbatch_size, kMaxMicrobatchSize));
+  need(m.vocab >= 1 && m.vocab <= kMaxVocab,
+       fmt::format("vocab={} (expected 1..{})", m.vocab, kMaxVocab));
+  need(m.dtype == "bf16" || m.dtype == "fp16" || m.dtype == "fp32",
+       fmt::format("dtype '{}' (expected bf16, fp16 or fp32)", m.dtype));
+}
+
+ModelSpec parse_model_json(std::string_view text, std::string_view where) {
+  const json doc = detail::parse_document(text, where);
+  const JsonReader r{where};
+  ModelSpec m;
+  m.name = "model";
+  m.source = std::string(where);
+  const auto integer = [&r](int& field, int lo, int hi) {
+    return [&r, &field, lo, hi](const json& v, const std::string& at) {
+      field = r.integer(v, at, lo, hi);
+    };
+  };
+  const detail::Field fields[] = {
+      detail::schema_field(r, "ppsim.model/1"),
+      {"name", false, "", [&](const json& v, const std::string& at) { m.name = r.string(v, at); }},
+      {"layers", true, "missing", integer(m.layers, 1, kMaxLayers)},
+      {"hidden", true, "missing", integer(m.hidden, 1, kMaxHidden)},
+      {"heads", true, "missing", integer(m.heads, 1, kMaxHeads)},
+      {"kv_heads", false, "", integer(m.kv_heads, 1, kMaxHeads)},
+      {"ffn", false, "", integer(m.ffn, 1, 64 * kMaxHidden)},
+      {"seq", true, "missing", integer(m.seq, 1, kMaxSeq)},
+      {"microbatch_size", false, "", integer(m.microbatch_size, 1, kMaxMicrobatchSize)},
+      {"vocab", true, "missing", integer(m.vocab, 1, kMaxVocab)},
+      {"dtype", false, "",
+       [&](const json& v, const std::string& at) {
+         m.dtype = r.string(v, at);
+         if (m.dtype != "bf16" && m.dtype != "fp16" && m.dtype != "fp32")
+           r.fail(at, fmt::format("'{}': expected bf16, fp16 or fp32", m.dtype));
+       }},
+      {"recompute", false, "",
+       [&](const json& v, const std::string& at) {
+         const std::string s = r.string(v, at);
+         if (s == "none") m.recompute = Recompute::none;
+         else if (s == "selective") m.recompute = Recompute::selective;
+         else if (s == "full") m.recompute = Recompute::full;
+         else r.fail(at, fmt::format("'{}': expected none, selective or full", s));
+       }},
+      {"tied_embeddings", false, "",
+       [&](const json& v, const std::string& at) {
+         if (!v.is_boolean()) r.fail(at, fmt::format("expected true or false, got {}", JsonReader::shown(v)));
+         m.tied_embeddings = v.get<bool>();
+       }},
+      {"mlp", false, "",
+       [&](const json& v, const std::string& at) {
+         const std::string s = r.string(v, at);
+         if (s == "gelu") m.mlp = MlpKind::gelu;
+         else if (s == "swiglu") m.mlp = MlpKind::swiglu;
+         else r.fail(at, fmt::format("'{}': expected gelu or swiglu", s));
+       }},
+  };
+  const auto seen = detail::read_fields(r, doc, "", fields);
+  if (!seen.has("kv_heads")) m.kv_heads = m.heads;
+  if (!seen.has("ffn")) m.ffn = 4 * m.hidden;
+  if (m.hidden % m.heads != 0)
+    r.fail("/heads", fmt::format("heads={} does not divide hidden={}", m.heads, m.hidden));
+  if (m.heads % m.kv_heads != 0)
+    r.fail("/kv_heads", fmt::format("kv_heads={} does not divide heads={}", m.kv_heads, m.heads));
+  check_model(m, where);
+  return m;
+}
+
+ModelSpec load_model(const std::string& name) {
+  if (name.size() > 5 && name.ends_with(".json"))
+    return parse_model_json(read_text_file(name, "model file"), name);
+  for (const ModelSpec& m : model_presets())
+    if (m.name == name) return m;
+  std::string valid;
+  for (const ModelSpec& m : model_presets()) valid += (valid.empty() ? "" : ", ") + m.name;
+  throw ConfigError(fmt::format("--model: unknown model '{}' (presets: {}; or a ppsim.model/1 "
+                                "*.json file)",
+                                name, valid));
+}
+
+} // namespace ppsim

@@ -1,0 +1,342 @@
+// The `ppsim` Python module: the library's run layer from Python, returning plain Python data.
+//
+//   import ppsim
+//   m = ppsim.simulate("zb-h1", p=4, m=8, costs={"F": 2, "B": 2, "W": 2})
+//   m["cost_ms"]                                   # 54.0
+//   rows = ppsim.timeline("zb-v", p=4, m=8)        # one dict per task, for pandas / matplotlib
+#include "io/atomic_file.hpp"
+#include "io/cost_file.hpp"
+#include "io/schedule_file.hpp"
+#include "run/request.hpp"
+#include "schedules/registry.hpp"
+#include "sim/errors.hpp"
+#include "sim/iterations.hpp"
+#include "viz/chrome_trace.hpp"
+#include "viz/metrics_json.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+using namespace ppsim;
+
+// nlohmann's document as Python objects (dicts keep the document's key order).
+py::object to_python(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+  case nlohmann::ordered_json::value_t::null: return py::none();
+  case nlohmann::ordered_json::value_t::boolean: return py::bool_(j.get<bool>());
+  case nlohmann::ordered_json::value_t::number_integer: return py::int_(j.get<long long>());
+  case nlohmann::ordered_json::value_t::number_unsigned:
+    return py::int_(j.get<unsigned long long>());
+  case nlohmann::ordered_json::value_t::number_float: return py::float_(j.get<double>());
+  case nlohmann::ordered_json::value_t::string: return py::str(j.get<std::string>());
+  case nlohmann::ordered_json::value_t::array: {
+    py::list out;
+    for (const auto& e : j) out.append(to_python(e));
+    return out;
+  }
+  case nlohmann::ordered_json::value_t::object: {
+    py::dict out;
+    for (const auto& [k, v] : j.items()) out[py::str(k)] = to_python(v);
+    return out;
+  }
+  default: return py::none();
+  }
+}
+
+// A number or a text for options that take either (`mem_limit=12` or `mem_limit="2p"`).
+std::string number_or_text(const py::object& value, std::string_view what) {
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::bool_>(value))
+    throw ConfigError(fmt::format("{}: expected a number or a text, got a bool", what));
+  if (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value))
+    return fmt::format("{}", value.cast<double>());
+  throw ConfigError(fmt::format("{}: expected a number or a text", what));
+}
+
+// `costs={"F": 2, "B": 2}` or `costs="F=2,B=2"`, on top of `costs_file`.
+CostSpec costs_of(const py::object& costs, const std::optional<std::string>& costs_file) {
+  CostSpec spec;
+  if (costs_file) spec = load_cost_file(*costs_file);
+  if (costs.is_none()) return spec;
+  if (py::isinstance<py::str>(costs)) {
+    apply_costs(spec, costs.cast<std::string>());
+    return spec;
+  }
+  if (!py::isinstance<py::dict>(costs))
+    throw ConfigError("costs: expected a dict such as {\"F\": 2, \"B\": 2, \"W\": 2} or a text");
+  std::string text;
+  for (const auto& [key, value] : costs.cast<py::dict>()) {
+    const std::string k = py::str(key);
+    text += (text.empty() ? "" : ",") + k + "=" + number_or_text(py::reinterpret_borrow<py::object>(value), "costs " + k);
+  }
+  if (!text.empty()) apply_costs(spec, text);
+  return spec;
+}
+
+// What every function takes: the shape, the costs, the limit and the iterations.
+struct Options {
+  std::optional<int> p;
+  std::optional<int> m;
+  std::optional<int> v;
+  py::object costs;
+  std::optional<std::string> costs_file;
+  py::object mem_limit;
+  int iterations{1};
+  double optimizer_step{0};
+  std::string sync{"allreduce"};
+};
+
+RunRequest request_of(const std::string& schedule, const Options& o) {
+  RunRequest rq;
+  rq.schedule = schedule;
+  rq.devices = o.p;
+  rq.microbatches = o.m;
+  rq.chunks = o.v.value_or(0);
+  rq.costs = costs_of(o.costs, o.costs_file);
+  if (!o.mem_limit.is_none()) rq.mem_limit = number_or_text(o.mem_limit, "mem_limit");
+  rq.iterations.count = o.iterations;
+  rq.iterations.optimizer_step = ms_to_ticks(o.optimizer_step, "optimizer_step");
+  rq.iterations.sync = parse_sync(o.sync);
+  return rq;
+}
+
+Run run(const std::string& schedule, const Options& o) {
+  const RunRequest rq = request_of(schedule, o);
+  // NOTE: generation and simulation touch no Python object, so other Python threads may run.
+  py::gil_scoped_release release;
+  return run_request(rq);
+}
+
+py::object metrics_of(const Run& r) { return to_python(nlohmann::ordered_json::parse(metrics_json(r))); }
+
+py::list timeline_of(const Run& r) {
+  const Topology topo(r.schedule);
+  py::list rows;
+  for (int d = 0; d < r.timeline.devices; ++d)
+    for (const TaskRun& t : r.timeline.device_runs(d)) {
+      py::dict row;
+      row["device"] = d;
+      row["task"] = to_string(t.task);
+      row["kind"] = std::string(kind_name(t.task.kind));
+      row["stage"] = t.task.stage;
+      row["chunk"] = topo.chunk_of(t.task.stage);
+      row["microbatch"] = t.task.microbatch;
+      if (t.task.kind == Kind::FB) {
+        row["backward_kind"] = std::string(kind_name(t.task.kind2));
+        row["backward_stage"] = t.task.stage2;
+        row["backward_chunk"] = topo.chunk_of(t.task.stage2);
+        row["backward_microbatch"] = t.task.microbatch2;
+      }
+      row["start_ms"] = ticks_to_ms(t.start);
+      row["end_ms"] = ticks_to_ms(t.end);
+      rows.append(std::move(row));
+    }
+  return rows;
+}
+
+// Per device, the actions in PyTorch's text (`0F1`, `2I1`, `0B3` for a fused backward), or
+// ppsim's where the format cannot express the schedule (two routes, as in DualPipe).
+py::list actions_of(const Schedule& s) {
+  py::list devices;
+  std::ostringstream csv;
+  bool pytorch = true;
+  try {
+    write_pytorch_csv(csv, s);
+  } catch (const ConfigError&) {
+    pytorch = false;
+  }
+  if (pytorch) {
+    std::istringstream lines(csv.str());
+    std::string line;
+    while (std::getline(lines, line)) {
+      py::list row;
+      std::istringstream cells(line);
+      std::string cell;
+      while (std::getline(cells, cell, ','))
+        if (!cell.empty()) row.append(cell);
+      devices.append(std::move(row));
+    }
+    return devices;
+  }
+  for (const auto& order : s.order) {
+    py::list row;
+    for (const Task& t : order) row.append(to_string(t));
+    devices.append(std::move(row));
+  }
+  return devices;
+}
+
+std::vector<std::string> names_of(const py::object& schedules) {
+  if (py::isinstance<py::str>(schedules)) {
+    std::vector<std::string> out;
+    std::string item;
+    std::istringstream in(schedules.cast<std::string>());
+    while (std::getline(in, item, ','))
+      if (!item.empty()) out.push_back(item);
+    return out;
+  }
+  return schedules.cast<std::vector<std::string>>();
+}
+
+Options options(std::optional<int> p, std::optional<int> m, std::optional<int> v,
+                py::object costs, std::optional<std::string> costs_file, py::object mem_limit,
+                int iterations, double optimizer_step, std::string sync) {
+  return Options{p, m, v, std::move(costs), std::move(costs_file), std::move(mem_limit),
+                 iterations, optimizer_step, std::move(sync)};
+}
+
+} // namespace
+
+PYBIND11_MODULE(ppsim, mod) {
+  mod.doc() = "ppsim: pipeline-parallel training schedule simulator (the library behind the "
+              "ppsim command line)";
+
+  // Errors: the CLI's messages, as subclasses of ppsim.Error and ValueError.
+  static py::exception<Error> error(mod, "Error", PyExc_ValueError);
+  static py::exception<ConfigError> config_error(mod, "ConfigError", error.ptr());
+  static py::exception<ScheduleError> schedule_error(mod, "ScheduleError", error.ptr());
+  static py::exception<InfeasibleError> infeasible_error(mod, "InfeasibleError", error.ptr());
+  static py::exception<ExecutionError> execution_error(mod, "ExecutionError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ConfigError& e) {
+      PyErr_SetString(config_error.ptr(), e.what());
+    } catch (const ScheduleError& e) {
+      PyErr_SetString(schedule_error.ptr(), e.what());
+    } catch (const InfeasibleError& e) {
+      PyErr_SetString(infeasible_error.ptr(), e.what());
+    } catch (const ExecutionError& e) {
+      PyErr_SetString(execution_error.ptr(), e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+
+  mod.def(
+      "schedules",
+      [] {
+        py::list out;
+        for (const ScheduleInfo& s : schedule_registry()) {
+          py::dict d;
+          d["name"] = std::string(s.name);
+          py::list aliases;
+          for (const auto a : s.aliases) aliases.append(std::string(a));
+          d["aliases"] = aliases;
+          d["constraint"] = std::string(s.constraint);
+          d["description"] = std::string(s.description);
+          d["reference"] = std::string(s.reference);
+          out.append(std::move(d));
+        }
+        return out;
+      },
+      "The schedules ppsim generates: name, aliases, constraint, description, reference.");
+
+#define PPSIM_RUN_ARGS                                                                          \
+  py::arg("p") = py::none(), py::arg("m") = py::none(), py::arg("v") = py::none(),            \
+  py::arg("costs") = py::none(), py::arg("costs_file") = py::none(),                           \
+  py::arg("mem_limit") = py::none(), py::arg("iterations") = 1,                                \
+  py::arg("optimizer_step") = 0.0, py::arg("sync") = "allreduce"
+
+  mod.def(
+      "simulate",
+      [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
+         std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
+         py::object mem_limit, int iterations, double optimizer_step, std::string sync,
+         std::optional<std::string> trace) {
+        const Run r = run(schedule, options(p, m, v, std::move(costs), std::move(costs_file),
+                                            std::move(mem_limit), iterations, optimizer_step,
+                                            std::move(sync)));
+        if (trace)
+          write_file_atomically(*trace, [&](std::ostream& f) { write_chrome_trace(f, r); });
+        return metrics_of(r);
+      },
+      py::arg("schedule"), PPSIM_RUN_ARGS, py::arg("trace") = py::none(),
+      "Simulates one schedule (a name or a *.csv / *.json file) and returns its ppsim.metrics/1 "
+      "document as a dict, like `ppsim simulate --json`. costs: a dict such as "
+      "{'F': 2, 'B': 2, 'W': 2, 'comm': 0.1} (ms per device-stage) or the --costs text; "
+      "mem_limit: '2p', a number of M_B, or '3GiB'; trace: write a Chrome trace to this file.");
+
+  mod.def(
+      "compare",
+      [](const py::object& schedules, std::optional<int> p, std::optional<int> m,
+         std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
+         py::object mem_limit, int iterations, double optimizer_step, std::string sync) {
+        const Options o = options(p, m, v, std::move(costs), std::move(costs_file),
+                                  std::move(mem_limit), iterations, optimizer_step,
+                                  std::move(sync));
+        py::list out;
+        for (const std::string& name : names_of(schedules)) out.append(metrics_of(run(name, o)));
+        return out;
+      },
+      py::arg("schedules"), PPSIM_RUN_ARGS,
+      "Simulates several schedules on the same model and returns their ppsim.metrics/1 dicts, "
+      "like `ppsim compare --json`. schedules: a list of names (or files) or 'a,b,c'.");
+
+  mod.def(
+      "timeline",
+      [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
+         std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
+         py::object mem_limit, int iterations, double optimizer_step, std::string sync) {
+        return timeline_of(run(schedule, options(p, m, v, std::move(costs),
+                                                 std::move(costs_file), std::move(mem_limit),
+                                                 iterations, optimizer_step, std::move(sync))));
+      },
+      py::arg("schedule"), PPSIM_RUN_ARGS,
+      "One dict per executed task (device, task, kind, stage, chunk, microbatch, start_ms, "
+      "end_ms; an FB also has backward_*), device by device in execution order: ready for "
+      "pandas.DataFrame or a matplotlib broken_barh.");
+
+  mod.def(
+      "schedule",
+      [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
+         std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
+         py::object mem_limit) {
+        const RunRequest rq = request_of(
+            schedule, options(p, m, v, std::move(costs), std::move(costs_file),
+                              std::move(mem_limit), 1, 0.0, "allreduce"));
+        Schedule s;
+        {
+          py::gil_scoped_release release;
+          s = build_schedule(rq, resolve_mem_limit(rq.mem_limit, rq.devices.value_or(0), rq.costs));
+        }
+        return actions_of(s);
+      },
+      py::arg("schedule"), py::arg("p") = py::none(), py::arg("m") = py::none(),
+      py::arg("v") = py::none(), py::arg("costs") = py::none(),
+      py::arg("costs_file") = py::none(), py::arg("mem_limit") = py::none(),
+      "Per device, the ordered actions in PyTorch's text ('0F1' forward, '2I1' backward for the "
+      "input, '0W3' weights, '0B3' full backward, '(0F7;7B3)OVERLAP_F_B'), as "
+      "torch.distributed.pipelining writes them; ppsim's text ('0BW3') where the format cannot "
+      "express the schedule (DualPipe's two routes).");
+
+  mod.def(
+      "load",
+      [](const std::string& path) {
+        const Schedule s = load_schedule_file(path);
+        py::dict d;
+        d["name"] = s.name;
+        d["devices"] = s.devices;
+        d["stages"] = s.stages();
+        d["microbatches"] = s.microbatches;
+        d["placement"] = s.stage_device;
+        d["routes"] = s.routes;
+        d["actions"] = actions_of(s);
+        return d;
+      },
+      py::arg("path"),
+      "Reads a schedule file (*.csv in PyTorch's compute-only format, *.json ppsim.schedule/1): "
+      "name, devices, stages, microbatches, placement, routes and the actions per device.");
+#undef PPSIM_RUN_ARGS
+}

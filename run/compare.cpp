@@ -1,0 +1,131 @@
+// A comparison of schedules that keeps going past infeasible ones, and the least limit that works.
+#include "run/compare.hpp"
+
+#include "io/schedule_file.hpp"
+#include "schedules/registry.hpp"
+#include "sim/errors.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <optional>
+
+namespace ppsim {
+
+namespace {
+
+// The highest peak of a run, over all its iterations.
+double peak_of(const Run& r) {
+  double peak = r.metrics.peak_memory;
+  for (const double p : r.iterations.peak_memory) peak = std::max(peak, p);
+  return peak;
+}
+
+// The least any order of the run's tasks can hold on some device: one micro-batch's activations
+// on all of the device's stages (they coexist at its last forward), and on a device of one
+// stage the rise of a B that raises memory (M_W > M_B).
+double least_possible(const Run& r) {
+  const Topology topo(r.schedule);
+  double most = 0;
+  for (int d = 0; d < r.schedule.devices; ++d) {
+    const auto stages = topo.device_stages(d);
+    double held = 0;
+    for (const int st : stages) held += r.costs.memory_delta(Kind::F, st);
+    if (stages.size() == 1)
+      held += std::max(0.0, r.costs.memory_delta(Kind::B, stages[0]));
+    most = std::max(most, held);
+  }
+  return most;
+}
+
+// The run of `rq` under `limit` M_B, or nullopt when that is infeasible.
+std::optional<Run> run_at(RunRequest rq, double limit) {
+  rq.mem_limit = fmt::format("{:.17g}", limit);
+  try {
+    return run_request(rq);
+  } catch (const InfeasibleError&) {
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+void Comparison::require_any_ran() const {
+  if (rows.empty() || any_ran()) return;
+  std::string least;
+  for (const CompareRow& r : rows) {
+    if (!least.empty()) least += ", ";
+    least += r.least_mem_limit >= 0 ? fmt::format("{} {:.4g} M_B", r.schedule, r.least_mem_limit)
+                                    : fmt::format("{} unknown", r.schedule);
+  }
+  throw InfeasibleError(fmt::format(
+      "no schedule fits the memory limit (the least limit that works: {})", least));
+}
+
+double least_mem_limit(const RunRequest& rq) {
+  const bool file = is_schedule_file(rq.schedule);
+  const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
+  RunRequest free = rq;
+  free.mem_limit.clear();
+  if (info == nullptr || !info->automatic()) return peak_of(run_request(free));
+
+  // NOTE: above the least possible limit, an automatic generator's feasibility is taken to grow
+  // with the limit (the more memory, the more orders fit); every value returned was checked to
+  // work.
+  const int devices = rq.devices.value_or(0);
+  const double asked = std::max(0.0, resolve_mem_limit(rq.mem_limit, devices, rq.costs));
+  double lo = asked;
+  double hi = lo > 0 ? 2 * lo : 1.0;
+  std::optional<Run> found;
+  for (int i = 0; i < 30 && !(found = run_at(rq, hi)); ++i) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (!found) return -1;
+  // Nothing holds less than one micro-batch per device: when the generator works there, that is
+  // the answer (generators need not be monotone: zb-auto may fail just above it and work again).
+  const double least = least_possible(*found);
+  if (least > asked && least < hi) {
+    if (run_at(rq, least)) return least;
+    lo = std::max(lo, least);
+  }
+  // Halve the gap until it is below a thousandth of the limit: a dozen generations.
+  while (hi - lo > 1e-3 * hi) {
+    const double mid = lo + (hi - lo) / 2;
+    if (auto r = run_at(rq, mid)) {
+      hi = mid;
+      found = std::move(r);
+    } else {
+      lo = mid;
+    }
+  }
+  // The schedule found holds at most `hi`; its own peak is the round figure the limit stands for.
+  const double peak = peak_of(*found);
+  if (peak < hi && peak > lo && run_at(rq, peak)) return peak;
+  return hi;
+}
+
+Comparison run_compare(std::span<const RunRequest> requests) {
+  Comparison c;
+  c.rows.reserve(requests.size());
+  for (const RunRequest& rq : requests) {
+    CompareRow row;
+    row.schedule = rq.schedule;
+    row.devices = rq.devices.value_or(0);
+    row.microbatches = rq.microbatches.value_or(0);
+    row.chunks = rq.chunks;
+    try {
+      c.runs.push_back(run_request(rq));
+      row.run = static_cast<int>(c.runs.size()) - 1;
+    } catch (const OutOfMemoryError& e) {
+      row.reason = e.what();  // no activation limit helps: the device is too small
+      row.out_of_memory = true;
+    } catch (const InfeasibleError& e) {
+      row.reason = e.what();
+      row.least_mem_limit = least_mem_limit(rq);
+    }
+    c.rows.push_back(std::move(row));
+  }
+  return c;
+}
+
+} // namespace ppsim

@@ -1,0 +1,216 @@
+// The planner: candidates, their simulation (over the cores, deterministic), the ranking.
+#include "run/plan.hpp"
+
+#include "io/layout_text.hpp"
+#include "schedules/registry.hpp"
+#include "sim/errors.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+#include <thread>
+#include <tuple>
+
+namespace ppsim {
+
+namespace {
+
+struct Shape {
+  std::string schedule;
+  int chunks;
+  int b;
+  std::string layout;  // "" = the default split
+};
+
+// Chunk counts a schedule accepts at p (looped schedules 1..4, V schedules 2, the rest 1).
+std::vector<int> chunk_options(const ScheduleInfo& info, int p, int m) {
+  std::vector<int> out;
+  for (int v = 1; v <= 4; ++v) {
+    const ScheduleSpec spec{.devices = p, .microbatches = m, .chunks = v};
+    if (accepts(info, spec)) out.push_back(v);
+  }
+  return out;
+}
+
+// Layers moved off the first and last stages (which also hold the embedding and the loss) to the
+// middle ones, `first` and `last` of them, from the default split of `layers` over `stages`.
+std::string moved_layout(int layers, int stages, int first, int last) {
+  Layout l = default_layout(layers, stages);
+  if (stages < 3) return {};
+  auto& f = l.stages.front().decoders;
+  auto& e = l.stages.back().decoders;
+  if (f < first || e < last) return {};
+  f -= first;
+  e -= last;
+  int extra = first + last;
+  for (int i = 1; extra > 0; i = i % (stages - 2) + 1, --extra) ++l.stages[static_cast<std::size_t>(i)].decoders;
+  return layout_text(l);
+}
+
+PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_replica,
+                       double capacity) {
+  PlanCandidate c;
+  c.schedule = sh.schedule;
+  c.chunks = sh.chunks;
+  c.microbatch_size = sh.b;
+  c.microbatches = global_per_replica / sh.b;
+  c.layout = sh.layout;
+  try {
+    const RunRequest run = candidate_request(rq, c);
+    c.layout = layout_text(workload_layout(*run.workload, rq.devices, sh.chunks));
+    const Run r = run_request(run);
+    c.iteration_time_ms = ticks_to_ms(r.metrics.makespan);
+    c.cost_ms = ticks_to_ms(r.metrics.cost);
+    c.bubble_rate = r.metrics.bubble_rate;
+    c.peak_bytes = r.metrics.peak_bytes;
+    for (const DeviceMetrics& d : r.metrics.per_device) c.device_peak_bytes.push_back(d.peak_bytes);
+    c.fits = capacity <= 0 || c.peak_bytes <= capacity;
+    if (!c.fits) {
+      int worst = 0;
+      for (std::size_t d = 0; d < c.device_peak_bytes.size(); ++d)
+        if (c.device_peak_bytes[d] > c.device_peak_bytes[static_cast<std::size_t>(worst)]) worst = static_cast<int>(d);
+      c.reason = fmt::format("out of memory: device {} needs {:.1f} GiB of {:.1f} GiB", worst,
+                             c.peak_bytes / 1073741824.0, capacity / 1073741824.0);
+    }
+  } catch (const Error& e) {
+    c.fits = false;
+    c.reason = e.what();
+  } catch (const std::exception& e) {  // e.g. out of memory: a candidate, not the plan, failed
+    c.fits = false;
+    c.reason = fmt::format("could not run: {}", e.what());
+  }
+  return c;
+}
+
+// Simulates every shape over the cores; the results are in the shapes' order.
+std::vector<PlanCandidate> evaluate_all(const PlanRequest& rq, const std::vector<Shape>& shapes,
+                                        int per_replica, double capacity) {
+  std::vector<PlanCandidate> out(shapes.size());
+  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1,
+                                                static_cast<unsigned>(std::max<std::size_t>(1, shapes.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (std::size_t i = t; i < shapes.size(); i += threads)
+        out[i] = evaluate(rq, shapes[i], per_replica, capacity);
+    });
+  for (auto& th : pool) th.join();
+  return out;
+}
+
+bool ranks_before(const PlanCandidate& a, const PlanCandidate& b) {
+  if (a.fits != b.fits) return a.fits;
+  if (a.fits && a.iteration_time_ms != b.iteration_time_ms)
+    return a.iteration_time_ms < b.iteration_time_ms;
+  return std::tie(a.schedule, a.chunks, a.microbatches, a.layout) <
+         std::tie(b.schedule, b.chunks, b.microbatches, b.layout);
+}
+
+} // namespace
+
+RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
+  RunRequest run;
+  run.schedule = c.schedule;
+  run.devices = rq.devices;
+  run.microbatches = c.microbatches;
+  run.chunks = c.chunks;
+  WorkloadSpec w = rq.workload;
+  w.model.microbatch_size = c.microbatch_size;
+  w.layout = c.layout;
+  w.layers_per_stage.clear();
+  run.workload = std::move(w);
+  run.cost_overrides = rq.cost_overrides;
+  return run;
+}
+
+Plan make_plan(const PlanRequest& rq) {
+  const int p = rq.devices;
+  if (p < 1) throw ConfigError(fmt::format("plan: needs -p >= 1 (got {})", p));
+  const int dp = std::max(1, rq.workload.training.dp);
+  if (rq.global_batch < 1 || rq.global_batch % dp != 0)
+    throw ConfigError(fmt::format("plan: --global-batch {} must be a positive multiple of --dp {}",
+                                  rq.global_batch, dp));
+  const int per_replica = rq.global_batch / dp;
+  std::vector<int> sizes;
+  for (const int b : {1, 2, 4, 8, rq.workload.model.microbatch_size})
+    if (per_replica % b == 0 && per_replica / b <= rq.max_microbatches &&
+        std::find(sizes.begin(), sizes.end(), b) == sizes.end())
+      sizes.push_back(b);
+  std::sort(sizes.begin(), sizes.end());
+  if (sizes.empty())
+    throw ConfigError(fmt::format("plan: no micro-batch size of 1, 2, 4, 8 or {} divides {} "
+                                  "sequences per replica into at most {} micro-batches",
+                                  rq.workload.model.microbatch_size, per_replica,
+                                  rq.max_microbatches));
+  std::vector<const ScheduleInfo*> schedules;
+  if (rq.schedules.empty()) {
+    for (const ScheduleInfo& info : schedule_registry()) schedules.push_back(&info);
+  } else {
+    for (const std::string& name : rq.schedules) {
+      const ScheduleInfo* info = find_schedule(name);
+      if (info == nullptr)
+        throw ConfigError(fmt::format("plan: unknown schedule '{}' (valid: {})", name, schedule_names()));
+      schedules.push_back(info);
+    }
+  }
+  const double capacity = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
+                                                    : rq.workload.device.memory_gib * 1073741824.0;
+  // Phase 1: every schedule, chunk count and micro-batch size on the default split.
+  std::vector<Shape> shapes;
+  for (const ScheduleInfo* info : schedules)
+    for (const int b : sizes)
+      for (const int v : chunk_options(*info, p, per_replica / b))
+        shapes.push_back(Shape{std::string(info->name), v, b, ""});
+  Plan plan;
+  plan.capacity_bytes = capacity;
+  plan.candidates = evaluate_all(rq, shapes, per_replica, capacity);
+  // Phase 2: the best few that fit, with layers moved off the first and last stages.
+  std::vector<PlanCandidate> sorted = plan.candidates;
+  std::stable_sort(sorted.begin(), sorted.end(), ranks_before);
+  std::vector<Shape> moved;
+  std::set<std::tuple<std::string, int, int, std::string>> seen;
+  for (std::size_t i = 0; i < sorted.size() && i < 6 && sorted[i].fits; ++i) {
+    const PlanCandidate& c = sorted[i];
+    const int stages = p * c.chunks;
+    for (const int first : {0, 1, 2})
+      for (const int last : {0, 1, 2}) {
+        if (first == 0 && last == 0) continue;
+        const std::string text = moved_layout(rq.workload.model.layers, stages, first, last);
+        if (text.empty() || !seen.emplace(c.schedule, c.chunks, c.microbatch_size, text).second)
+          continue;
+        moved.push_back(Shape{c.schedule, c.chunks, c.microbatch_size, text});
+      }
+  }
+  for (PlanCandidate& c : evaluate_all(rq, moved, per_replica, capacity))
+    plan.candidates.push_back(std::move(c));
+  plan.simulated = plan.candidates.size();
+  std::stable_sort(plan.candidates.begin(), plan.candidates.end(), ranks_before);
+  if (!plan.candidates.empty() && plan.candidates.front().fits) {
+    plan.best = 0;
+    const PlanCandidate& w = plan.candidates.front();
+    const PlanCandidate* runner = nullptr;
+    for (const PlanCandidate& c : plan.candidates)
+      if (c.fits && c.schedule != w.schedule) {
+        runner = &c;
+        break;
+      }
+    plan.why = fmt::format("{} (v={}, m={}, b={}) is the fastest that fits: {:.4g} ms per iteration, "
+                           "bubble {:.1f}%, the fullest device at {:.1f} of {:.1f} GiB",
+                           w.schedule, w.chunks, w.microbatches, w.microbatch_size,
+                           w.iteration_time_ms, 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
+                           capacity / 1073741824.0);
+    if (runner != nullptr)
+      plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}), "
+                              "bubble {:.1f}%",
+                              100 * (runner->iteration_time_ms - w.iteration_time_ms) /
+                                  runner->iteration_time_ms,
+                              runner->schedule, runner->chunks, runner->microbatches,
+                              100 * runner->bubble_rate);
+  } else {
+    plan.why = "no candidate fits in memory: use more devices, a smaller micro-batch, recompute or "
+               "--zero 1";
+  }
+  return plan;
+}
+
+} // namespace ppsim

@@ -1,0 +1,60 @@
+// `ppsim plan`: the best schedule for a model on a device. Searches schedules (with their chunk
+// counts), micro-batch sizes (hence micro-batch counts for the global batch) and layouts (the
+// default split, then layers moved off the heavy first and last stages), simulates each
+// candidate, and ranks those that fit in memory by iteration time.
+//
+//   Plan plan = make_plan({.workload = w, .devices = 16, .global_batch = 512});
+//   const PlanCandidate& best = plan.candidates[plan.best];
+#pragma once
+
+#include "run/request.hpp"
+#include "run/transformer.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+struct PlanRequest {
+  WorkloadSpec workload;
+  int devices{0};       ///< p
+  int global_batch{0};  ///< sequences per iteration over all data-parallel replicas
+  std::vector<std::string> schedules;  ///< empty = every schedule of the registry
+  double mem_capacity_bytes{0};        ///< 0 = the device's memory
+  std::string cost_overrides;          ///< --costs on top of the model's
+  int max_microbatches{1024};          ///< candidates with more micro-batches are skipped
+};
+
+struct PlanCandidate {
+  std::string schedule;
+  int chunks{0};
+  int microbatches{0};
+  int microbatch_size{0};
+  std::string layout;
+  double iteration_time_ms{0};  ///< one iteration, first start to last end (all-reduce at the step)
+  double cost_ms{0};            ///< the paper's cost (max span)
+  double bubble_rate{0};
+  double peak_bytes{0};                  ///< the fullest device
+  std::vector<double> device_peak_bytes;
+  bool fits{false};
+  std::string reason;  ///< why it does not fit or could not run
+};
+
+struct Plan {
+  /// Fitting candidates by iteration time (then schedule name, chunks, micro-batches, layout),
+  /// then the others.
+  std::vector<PlanCandidate> candidates;
+  int best{-1};  ///< index of the winner, -1 when nothing fits
+  std::string why;  ///< one line on why the winner wins
+  double capacity_bytes{0};
+  std::size_t simulated{0};  ///< candidates simulated
+};
+
+/// The run request of a candidate (its schedule, chunks, micro-batch size and layout).
+[[nodiscard]] RunRequest candidate_request(const PlanRequest& request, const PlanCandidate& candidate);
+
+/// Throws ConfigError for a request that cannot be planned (no devices, a global batch that no
+/// micro-batch size divides, an unknown schedule).
+[[nodiscard]] Plan make_plan(const PlanRequest& request);
+
+} // namespace ppsim

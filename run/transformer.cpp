@@ -1,0 +1,203 @@
+// The transformer cost model: FLOPs, activation memory and training state per layer and stage.
+#include "run/transformer.hpp"
+
+#include "sim/errors.hpp"
+#include "sim/limits.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ppsim {
+
+namespace {
+
+struct Shape {
+  double s, b, h, kv, f, a, V, T, n_up;
+};
+
+Shape shape_of(const ModelSpec& m) {
+  Shape x{};
+  x.s = m.seq;
+  x.b = m.microbatch_size;
+  x.h = m.hidden;
+  x.kv = static_cast<double>(m.hidden) * m.kv_heads / m.heads;  // K and V width under GQA
+  x.f = m.ffn;
+  x.a = m.heads;
+  x.V = m.vocab;
+  x.T = x.s * x.b;
+  x.n_up = m.mlp == MlpKind::swiglu ? 2 : 1;  // matrices into the MLP's inner width
+  return x;
+}
+
+// Bytes of activations relative to the 16-bit formulas of Korthikanti et al.
+double width_factor(const ModelSpec& m) { return m.dtype_bytes() / 2.0; }
+
+} // namespace
+
+double state_bytes_per_param(const ModelSpec& model, const TrainingSpec& training) {
+  const double weights = model.dtype_bytes();
+  const double grads = 4;
+  const double master = model.dtype_bytes() == 4 ? 0 : 4;
+  const double moments = 8;
+  const double optimizer = (master + moments) / (training.zero >= 1 ? std::max(1, training.dp) : 1);
+  return weights + grads + optimizer;
+}
+
+LayerEstimate decoder_layer(const ModelSpec& m) {
+  const Shape x = shape_of(m);
+  LayerEstimate e;
+  // GEMMs: QKV (h -> h + 2 h_kv), output projection (h -> h), MLP (n_up + 1 matrices h x f).
+  const double gemm_params = x.h * (x.h + 2 * x.kv) + x.h * x.h + (x.n_up + 1) * x.h * x.f;
+  const double G = 2 * x.T * gemm_params;
+  const double A = 4 * x.b * x.s * x.s * x.h;  // QK^T and attention x V
+  e.F_flops = G + A;
+  e.B_flops = G + 2 * A;
+  e.W_flops = G;
+  if (m.recompute == Recompute::selective) e.B_flops += A;
+  if (m.recompute == Recompute::full) e.B_flops += G + A;
+  e.params = gemm_params + 2 * x.h;  // and two norms
+  // Activation memory per micro-batch, 16-bit values (masks one byte), per Korthikanti et al.:
+  // attention 2sbh (QKV input) + 2sbh + 2 sb h_kv (Q, K) + 2 sb h_kv (V) + 2sbh (projection
+  // input) + sbh (dropout mask) + 5 a s^2 b (softmax, its mask, dropout output); MLP 2sbh (input)
+  // + 2 n_up sbf (inner activations) + 2sbf (down-projection input) + sbh (mask); two norms
+  // 4sbh. For GPT (h_kv = h, f = 4h, GELU) that is 34 sbh + 5 a s^2 b.
+  const double sbh = x.T * x.h;
+  const double attention = 7 * sbh + 4 * x.T * x.kv;
+  const double mlp = 3 * sbh + (2 * x.n_up + 2) * x.T * x.f;
+  const double norms = 4 * sbh;
+  const double scores = 5 * x.a * x.s * x.s * x.b;
+  const double k = width_factor(m);
+  switch (m.recompute) {
+  case Recompute::none: e.act_bytes = k * (attention + mlp + norms) + k * scores; break;
+  case Recompute::selective: e.act_bytes = k * (attention + mlp + norms); break;
+  case Recompute::full: e.act_bytes = k * 2 * sbh; break;
+  }
+  // What W needs after B: the inputs of the four weight GEMMs (3 x 2sbh, 2sbf) and their output
+  // gradients (2 sb (h + 2 h_kv), 2sbh, 2 n_up sbf, 2sbh): 32 sbh for GPT.
+  e.mw_bytes = k * (6 * sbh + 2 * x.T * x.f + 2 * x.T * (x.h + 2 * x.kv) + 4 * sbh +
+                    2 * x.n_up * x.T * x.f);
+  return e;
+}
+
+LayerEstimate embedding_layer(const ModelSpec& m) {
+  const Shape x = shape_of(m);
+  LayerEstimate e;
+  e.params = x.V * x.h;
+  // NOTE: a lookup and a scatter-add of its gradient: no GEMM, so no FLOPs to speak of. Its
+  // output (and dropout mask) is the first activation the stage keeps.
+  e.act_bytes = width_factor(m) * 3 * x.T * x.h;
+  e.mw_bytes = 0;
+  return e;
+}
+
+LayerEstimate output_layer(const ModelSpec& m) {
+  const Shape x = shape_of(m);
+  LayerEstimate e;
+  const double flops = 2 * x.T * x.h * x.V;
+  e.F_flops = flops;
+  e.B_flops = flops;
+  e.W_flops = flops;
+  e.params = x.V * x.h + 2 * x.h;  // the output matrix (a copy of the tied embedding) and the final norm
+  // The final norm's input and the projection's input (2sbh each), the logits in fp32 for the
+  // cross-entropy (4 s b V); W needs the projection's input and the logits' gradient.
+  e.act_bytes = width_factor(m) * 4 * x.T * x.h + 4 * x.T * x.V;
+  e.mw_bytes = width_factor(m) * 2 * x.T * x.h + m.dtype_bytes() * x.T * x.V;
+  return e;
+}
+
+double parameter_count(const ModelSpec& m) {
+  const double layers = m.layers * decoder_layer(m).params;
+  const double embedding = embedding_layer(m).params;
+  const double output = output_layer(m).params - (m.tied_embeddings ? embedding : 0);
+  return layers + embedding + output;
+}
+
+ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& layout, int devices,
+                       const TrainingSpec& training) {
+  check_model(m, m.source.empty() ? "model" : m.source);
+  if (devices < 1 || devices > limits::kMaxDevices)
+    throw ConfigError(fmt::format("model costs: devices={} (expected 1..{})", devices,
+                                  limits::kMaxDevices));
+  if (layout.stages.empty()) throw ConfigError("model costs: the layout has no stages");
+  if (d.peak_tflops <= 0) throw ConfigError(fmt::format("{}: no peak_tflops", d.name));
+  if (training.dp < 1) throw ConfigError(fmt::format("--dp {}: needs at least 1", training.dp));
+  if (training.tp < 1 || training.tp > 1024)
+    throw ConfigError(fmt::format("--tp {}: expected 1..1024", training.tp));
+  if (training.zero != 0 && training.zero != 1)
+    throw ConfigError(fmt::format("--zero {}: ppsim models stages 0 and 1", training.zero));
+  const LayerEstimate decoder = decoder_layer(m);
+  const LayerEstimate embed = embedding_layer(m);
+  const LayerEstimate out = output_layer(m);
+  // NOTE: the unit is one even device-stage's decoder activations, so `2p` means what it means
+  // for the paper's schedules; stages with the embedding or the loss hold a little more.
+  const double tp = training.tp;
+  const double unit = decoder.act_bytes / tp * std::max(1.0, static_cast<double>(m.layers) / devices);
+
+  ModelCosts mc;
+  mc.unit_bytes = unit;
+  mc.message_bytes = static_cast<double>(m.seq) * m.microbatch_size * m.hidden * m.dtype_bytes() / tp;
+  mc.costs.stages.clear();
+  mc.costs.memory_unit_bytes = unit;
+  const double per_param = state_bytes_per_param(m, training);
+  const double rate = d.peak_tflops * 1e12;  // FLOP/s
+  const auto ms = [&](double flops, double efficiency, const char* what) {
+    const double t = flops / (rate * efficiency) * 1e3;
+    return ms_to_ticks(t, fmt::format("{} time of a stage", what));
+  };
+  for (const StageLayers& st : layout.stages) {
+    LayerEstimate e;
+    const auto add = [&](const LayerEstimate& l, int n) {
+      e.F_flops += n * l.F_flops;
+      e.B_flops += n * l.B_flops;
+      e.W_flops += n * l.W_flops;
+      e.act_bytes += n * l.act_bytes;
+      e.mw_bytes += n * l.mw_bytes;
+      e.params += n * l.params;
+    };
+    add(embed, st.embedding);
+    add(decoder, st.decoders + st.mtp);  // NOTE: an MTP layer costs about a decoder layer
+    add(out, st.loss);
+    e.F_flops /= tp;
+    e.B_flops /= tp;
+    e.W_flops /= tp;
+    e.act_bytes /= tp;
+    e.mw_bytes /= tp;
+    e.params /= tp;
+    StageCosts c;
+    c.F = ms(e.F_flops, d.efficiency_F, "F");
+    c.B = ms(e.B_flops, d.efficiency_B, "B");
+    c.W = ms(e.W_flops, d.efficiency_W, "W");
+    c.MB = e.act_bytes / unit;
+    c.MW = e.mw_bytes / unit;
+    c.params = e.params;
+    c.state_bytes = e.params * per_param;
+    mc.stages.push_back(e);
+    mc.state_bytes.push_back(c.state_bytes);
+    mc.costs.stages.push_back(c);
+  }
+  const double link_ms =
+      d.link_latency_ms + (d.link_gbytes_per_s > 0 ? mc.message_bytes / (d.link_gbytes_per_s * 1e9) * 1e3 : 0);
+  mc.costs.comm = ms_to_ticks(link_ms, "link time of a message");
+  mc.costs.source = fmt::format("model {} on {} ({} stages)", m.name, d.name, layout.stages.size());
+  return mc;
+}
+
+Layout workload_layout(const WorkloadSpec& w, int devices, int chunks) {
+  if (!w.layout.empty() && !w.layers_per_stage.empty())
+    throw ConfigError("--layout and --layers-per-stage: give one of them");
+  Layout layout;
+  if (!w.layout.empty()) layout = parse_layout(w.layout, "--layout");
+  else if (!w.layers_per_stage.empty()) layout = layout_from_counts(w.layers_per_stage);
+  else return default_layout(w.model.layers, devices * std::max(1, chunks));
+  const int n = static_cast<int>(layout.stages.size());
+  // A user layout has one stage per device (any schedule) or p*v (a schedule with v chunks).
+  const int stages = chunks > 0 ? devices * chunks : (n % devices == 0 ? n : devices);
+  check_layout(layout, stages, w.model.layers, w.layout.empty() ? "--layers-per-stage" : "--layout");
+  return layout;
+}
+
+ModelCosts workload_costs(const WorkloadSpec& w, int devices, int chunks) {
+  return model_costs(w.model, w.device, workload_layout(w, devices, chunks), devices, w.training);
+}
+
+} // namespace ppsim

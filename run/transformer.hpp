@@ -1,0 +1,97 @@
+// From a model, a device and a layout to per-stage costs: FLOPs of F, B and W (the
+// zero-bubble paper's Table 1, generalised), activation memory (Korthikanti et al. 2022),
+// weights, gradients and optimizer state, and the messages between stages.
+//
+//   ModelCosts mc = model_costs(load_model("zb-6.2b"), load_device("h100"),
+//                               even_layout(30, 8), {});
+//   Run r = run_request({.schedule = "zb-auto", .devices = 8, .microbatches = 24,
+//                        .costs = mc.costs});
+#pragma once
+
+#include "io/device_file.hpp"
+#include "io/layout_text.hpp"
+#include "io/model_file.hpp"
+#include "sim/cost_model.hpp"
+
+#include <vector>
+
+namespace ppsim {
+
+/// How the training state is stored: Megatron's mixed precision (model-dtype weights, fp32
+/// gradients, Adam's fp32 master weights and two moments), the optimizer state optionally
+/// sharded over `dp` data-parallel replicas (ZeRO-1 / Megatron's distributed optimizer).
+struct TrainingSpec {
+  int dp{1};    ///< data-parallel replicas
+  int zero{0};  ///< 0 = no sharding, 1 = optimizer state / dp
+  /// Tensor-parallel ranks per pipeline stage, with sequence parallelism (Megatron's default
+  /// with TP): FLOPs, parameters, activations and messages of a stage are divided by tp; the
+  /// TP all-reduces/all-gathers themselves are not modelled.
+  int tp{1};
+};
+
+/// Bytes of training state per parameter: weights (2 for bf16/fp16, 4 for fp32), fp32
+/// gradients (4), and Adam's fp32 master copy (4, not for fp32 weights) and two moments (8),
+/// the optimizer part divided by dp under ZeRO-1.
+[[nodiscard]] double state_bytes_per_param(const ModelSpec& model, const TrainingSpec& training);
+
+/// What one layer costs for one micro-batch.
+struct LayerEstimate {
+  double F_flops{0};
+  double B_flops{0};  ///< input gradients (plus the recomputed forward under recompute)
+  double W_flops{0};  ///< weight gradients
+  double act_bytes{0};  ///< M_B: what F leaves for the backward
+  double mw_bytes{0};   ///< M_W: what W still needs after B
+  double params{0};
+};
+
+/// A decoder layer: GEMMs G = 2 T (h (h + 2 h_kv) + h^2 + n h f) for T = s b tokens, n = 2
+/// (GELU) or 3 (SwiGLU), attention A = 4 b s^2 h; F = G + A, B = G + 2A, W = G, which for
+/// h_kv = h, f = 4h is the paper's sbh(24h + 4s), sbh(24h + 8s), 24sbh^2. Selective recompute
+/// adds A to B, full recompute G + A. Memory (16-bit): 34sbh + 5as^2b as Korthikanti et al.
+/// with GQA and f generalised; selective drops the s^2 term, full keeps only the 2sbh input;
+/// M_W = the inputs and output gradients of the four weight GEMMs, 32sbh for GPT.
+[[nodiscard]] LayerEstimate decoder_layer(const ModelSpec& model);
+/// The embedding (first stage): V h parameters, its output as activation, no FLOPs to speak of.
+[[nodiscard]] LayerEstimate embedding_layer(const ModelSpec& model);
+/// The output layer and the loss (last stage): 2 T h V FLOPs each for F, B and W; the logits
+/// kept in fp32 for the cross-entropy (4 s b V bytes) and the layer's input.
+[[nodiscard]] LayerEstimate output_layer(const ModelSpec& model);
+
+/// Every parameter of the model (one embedding matrix when tied).
+[[nodiscard]] double parameter_count(const ModelSpec& model);
+
+/// The costs of every stage of `layout` on `device`, with the estimates they came from.
+struct ModelCosts {
+  CostSpec costs;  ///< per layout stage; memory in units of one even device-stage's M_B
+  std::vector<LayerEstimate> stages;    ///< the sums per stage
+  std::vector<double> state_bytes;      ///< per stage
+  double message_bytes{0};  ///< one activation (forward) or gradient (backward): s b h dtype
+  double unit_bytes{0};     ///< bytes of one M_B
+};
+
+/// Times are FLOPs / (peak * efficiency of the kind); comm is the device's link latency plus
+/// message_bytes / bandwidth. `devices` sets the memory unit: the M_B of layers/devices decoder
+/// layers (one device-stage of the even split), so `--mem-limit 2p` keeps its meaning.
+[[nodiscard]] ModelCosts model_costs(const ModelSpec& model, const DeviceSpec& device,
+                                     const Layout& layout, int devices,
+                                     const TrainingSpec& training);
+
+/// A model on a device, as the user gives it (`--model`, `--device`, `--layout` or
+/// `--layers-per-stage`, `--dp`, `--zero`).
+struct WorkloadSpec {
+  ModelSpec model;
+  DeviceSpec device;
+  std::string layout;                 ///< Megatron's syntax; "" = default_layout
+  std::vector<int> layers_per_stage;  ///< decoders per stage; empty = none given
+  TrainingSpec training;
+};
+
+/// The layout of a workload for `devices` devices and `chunks` chunks per device (0 = one
+/// stage per device-stage, which a chunked schedule then divides evenly): the user's, checked
+/// against the model (layers) and the stage count, or default_layout.
+[[nodiscard]] Layout workload_layout(const WorkloadSpec& workload, int devices, int chunks);
+
+/// model_costs() of the workload's layout. A user layout of p*v stages fixes the chunks.
+[[nodiscard]] ModelCosts workload_costs(const WorkloadSpec& workload, int devices, int chunks);
+
+} // namespace ppsim

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs a build into a scratch prefix, then checks what a user of the package gets: the
+# executable, the man page, the bash completion, the Python module, the pkg-config file, and a
+# consumer program built with find_package(ppsim CONFIG) against ppsim::core.
+# Usage: tests/package/install_test.sh BUILD_DIR SOURCE_DIR [PYTHON]
+set -euo pipefail
+build=$1
+src=$2
+python=${3:-python3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+fail() { echo "install test: $*" >&2; exit 1; }
+[ -x "$prefix/bin/ppsim" ] || fail "no bin/ppsim"
+"$prefix/bin/ppsim" list >/dev/null || fail "bin/ppsim list failed"
+[ -s "$prefix/share/man/man1/ppsim.1" ] || fail "no man page"
+grep -q '^.SH COMMANDS' "$prefix/share/man/man1/ppsim.1" || fail "man page without commands"
+[ -s "$prefix/share/bash-completion/completions/ppsim" ] || fail "no bash completion"
+bash -n "$prefix/share/bash-completion/completions/ppsim" || fail "bash completion does not parse"
+[ -f "$prefix/lib/libppsim_core.a" ] || fail "no lib/libppsim_core.a"
+[ -f "$prefix/include/ppsim/sim/simulator.hpp" ] || fail "no public headers"
+[ ! -e "$prefix/include/ppsim/schedules/detail" ] || fail "private headers installed"
+[ -f "$prefix/lib/cmake/ppsim/ppsimConfig.cmake" ] || fail "no CMake package config"
+[ -f "$prefix/lib/pkgconfig/ppsim.pc" ] || fail "no pkg-config file"
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ppsim | grep -q -- '-lppsim_core' ||
+  fail "pkg-config does not name the library"
+module=$(find "$prefix" -name 'ppsim*.so' -path '*python*' | head -n1)
+if [ -n "$module" ]; then
+  PYTHONPATH=$(dirname "$module") "$python" -c 'import ppsim; assert ppsim.simulate("zb-h1", p=4, m=8, costs={"F": 2, "B": 2, "W": 2})["cost_ms"] == 54' ||
+    fail "the installed Python module does not work"
+fi
+
+cmake -S "$src/tests/package/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release >/dev/null || fail "consumer: configure failed"
+cmake --build "$work/consumer" -j2 >/dev/null || fail "consumer: build failed"
+got=$("$work/consumer/consumer")
+[ "$got" = 54 ] || fail "consumer printed '$got', expected 54"
+echo "install test: bin, man page, completion, headers, CMake package, pkg-config, Python module and a consumer (ZB-H1 cost $got) all work"

@@ -1,0 +1,115 @@
+"""Tests of the ppsim Python module: known answers, plain data, exceptions, timelines, the GIL."""
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+import ppsim
+
+TOY = {"F": 2, "B": 2, "W": 2}
+
+
+def test_known_answers_of_the_toy_case():
+    costs = {name: ppsim.simulate(name, p=4, m=8, costs=TOY)["cost_ms"]
+             for name in ("1f1b", "zb-h1", "zb-h2")}
+    assert costs == {"1f1b": 66, "zb-h1": 54, "zb-h2": 48}
+
+
+def test_simulate_returns_the_metrics_document_of_the_cli():
+    got = ppsim.simulate("zb-h1", p=4, m=8, costs="F=1,B=1.5,W=0.5,comm=0.1")
+    cli = subprocess.run([os.environ["PPSIM"], "simulate", "-s", "zb-h1", "-p", "4", "-m", "8",
+                          "--costs", "F=1,B=1.5,W=0.5,comm=0.1", "--json"],
+                         check=True, capture_output=True, text=True)
+    assert got == json.loads(cli.stdout)
+    assert got["schema"] == "ppsim.metrics/1"
+    assert isinstance(got["per_device"], list) and isinstance(got["per_device"][0], dict)
+
+
+def test_compare_takes_a_list_or_a_comma_text():
+    a = ppsim.compare(["1f1b", "zb-h1"], p=4, m=8, costs=TOY)
+    b = ppsim.compare("1f1b,zb-h1", p=4, m=8, costs=TOY)
+    assert [r["schedule"] for r in a] == ["1f1b", "zb-h1"]
+    assert a == b
+
+
+def test_errors_are_python_exceptions_with_the_cli_messages():
+    assert issubclass(ppsim.ConfigError, ppsim.Error)
+    assert issubclass(ppsim.Error, ValueError)
+    with pytest.raises(ppsim.ConfigError, match="zb-h2: needs microbatches >= 2\\*devices"):
+        ppsim.simulate("zb-h2", p=4, m=5)
+    with pytest.raises(ppsim.ConfigError, match="unknown schedule 'nope'"):
+        ppsim.simulate("nope", p=4, m=8)
+    with pytest.raises(ppsim.InfeasibleError, match="above --mem-limit"):
+        ppsim.simulate("zb-h2", p=4, m=8, mem_limit="1p")
+    with pytest.raises(ppsim.ConfigError, match="unknown key 'Q'"):
+        ppsim.simulate("1f1b", p=4, m=8, costs={"Q": 1})
+    deadlock = os.path.join(os.environ["PPSIM_SOURCE_DIR"], "data/examples/schedules/deadlock.csv")
+    with pytest.raises(ppsim.ScheduleError, match="deadlock"):
+        ppsim.simulate(deadlock)
+
+
+def test_the_timeline_matches_the_chrome_trace(tmp_path):
+    trace = tmp_path / "t.json"
+    rows = ppsim.timeline("zb-h1", p=4, m=8, costs="F=1,B=1.5,W=0.5,comm=0.1")
+    ppsim.simulate("zb-h1", p=4, m=8, costs="F=1,B=1.5,W=0.5,comm=0.1", trace=str(trace))
+    # Task slices are on the compute track (tid 0); messages are slices on the comm track.
+    events = json.loads(trace.read_text())["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X" and e["tid"] == 0]
+    assert any(e["ph"] == "X" and e["tid"] == 1 and e["cat"] == "comm" for e in events)
+    assert len(rows) == len(slices) == 4 * 8 * 3
+    # Both list each device's tasks in execution order: pair them up one by one.
+    slices.sort(key=lambda e: (e["pid"], e["ts"]))
+    rows_sorted = sorted(rows, key=lambda r: (r["device"], r["start_ms"]))
+    for r, e in zip(rows_sorted, slices):
+        assert e["args"]["task"] == r["task"]
+        assert e["args"]["microbatch"] == r["microbatch"]
+        assert e["args"]["chunk"] == r["chunk"]
+        assert e["ts"] == pytest.approx(r["start_ms"] * 1000, abs=1e-6)
+        assert e["dur"] == pytest.approx((r["end_ms"] - r["start_ms"]) * 1000, abs=1e-6)
+
+
+def test_schedule_gives_pytorch_actions_and_load_reads_files_back(tmp_path):
+    rows = ppsim.schedule("1f1b", p=4, m=8)
+    assert rows[3][:4] == ["3F0", "3B0", "3F1", "3B1"]  # PyTorch's B is our fused BW
+    zb = ppsim.schedule("zb-h1", p=2, m=2)
+    assert zb[1] == ["1F0", "1I0", "1F1", "1I1", "1W0", "1W1"]
+    csv = tmp_path / "zb.csv"
+    csv.write_text("\n".join(",".join(r) for r in zb) + "\n")
+    loaded = ppsim.load(str(csv))
+    assert loaded["actions"] == zb
+    assert loaded["devices"] == 2 and loaded["microbatches"] == 2
+
+
+def test_schedules_lists_the_registry():
+    names = [s["name"] for s in ppsim.schedules()]
+    assert names[:2] == ["gpipe", "1f1b"]
+    assert "zb-v" in names
+    assert all({"name", "aliases", "constraint", "description", "reference"} <= set(s)
+               for s in ppsim.schedules())
+
+
+def test_long_work_releases_the_gil():
+    # While one thread simulates a large schedule, another keeps running Python code.
+    ticks = []
+    done = threading.Event()
+
+    def ticker():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    start = time.perf_counter()
+    ppsim.simulate("zb-h1", p=64, m=4096)  # 786k tasks: tens of milliseconds at least
+    elapsed = time.perf_counter() - start
+    done.set()
+    t.join()
+    if elapsed < 0.01:
+        pytest.skip("the call was too fast to observe another thread during it")
+    during = [x for x in ticks if start <= x <= start + elapsed]
+    # With the GIL held the ticker could not run during the call at all.
+    assert len(during) >= 3

@@ -1,0 +1,113 @@
+// Tests of the comparison: it keeps going past infeasible schedules, names the least limit that
+// works, and decides the outcome.
+#include "run/compare.hpp"
+
+#include "io/cost_file.hpp"
+#include "sim/errors.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+using namespace ppsim;
+
+namespace {
+
+RunRequest request(const std::string& name, int p, int m, const std::string& limit,
+                   const std::string& costs = "F=2,B=2,W=2") {
+  RunRequest rq;
+  rq.schedule = name;
+  rq.devices = p;
+  rq.microbatches = m;
+  rq.costs = parse_costs(costs);
+  rq.mem_limit = limit;
+  return rq;
+}
+
+// Whether the request runs under `limit` M_B.
+bool runs_at(RunRequest rq, double limit) {
+  rq.mem_limit = fmt::format("{:.17g}", limit);
+  try {
+    (void)run_request(rq);
+    return true;
+  } catch (const InfeasibleError&) {
+    return false;
+  }
+}
+
+} // namespace
+
+TEST_CASE("a comparison keeps going past a schedule above the limit and marks its row",
+          "[run][compare]") {
+  const std::vector<RunRequest> rqs = {request("1f1b", 4, 8, "1p"), request("zb-h2", 4, 8, "1p"),
+                                       request("zb-auto", 4, 8, "1p")};
+  const Comparison c = run_compare(rqs);
+  REQUIRE(c.rows.size() == 3);
+  REQUIRE(c.runs.size() == 2);
+  CHECK(c.rows[0].ok());
+  CHECK(c.run_of(c.rows[0]).schedule.name == "1f1b");
+  CHECK_FALSE(c.rows[1].ok());
+  CHECK(c.rows[1].schedule == "zb-h2");
+  CHECK(c.rows[1].devices == 4);
+  CHECK(c.rows[1].microbatches == 8);
+  CHECK_THAT(c.rows[1].reason, Catch::Contains("device 0 peaks at 7 M_B"));
+  CHECK(c.rows[1].least_mem_limit == 7.0);  // ZB-H2's (2p - 1) M_B
+  CHECK(c.rows[2].ok());
+  CHECK(c.run_of(c.rows[2]).metrics.cost == 54'000'000);
+  CHECK(c.any_ran());
+  CHECK_NOTHROW(c.require_any_ran());
+}
+
+TEST_CASE("a comparison where nothing fits is infeasible and names every least limit",
+          "[run][compare]") {
+  const std::vector<RunRequest> rqs = {request("zb-h2", 4, 8, "0.5"), request("zb-auto", 4, 8, "0.5")};
+  const Comparison c = run_compare(rqs);
+  CHECK_FALSE(c.any_ran());
+  CHECK(c.rows[0].least_mem_limit == 7.0);
+  CHECK(c.rows[1].least_mem_limit == 1.0);  // one micro-batch per device, as zb-auto says
+  CHECK_THROWS_AS(c.require_any_ran(), InfeasibleError);
+  CHECK_THROWS_WITH(c.require_any_ran(),
+                    Catch::Contains("zb-h2 7 M_B") && Catch::Contains("zb-auto 1 M_B"));
+  // Other errors are not the comparison's to swallow.
+  const std::vector<RunRequest> bad = {request("1f1b", 4, 8, "1p"), request("zb-h2", 4, 4, "1p")};
+  CHECK_THROWS_AS(run_compare(bad), ConfigError);
+}
+
+TEST_CASE("the least limit that works works, and a little less does not", "[run][compare]") {
+  struct Case {
+    const char* name;
+    const char* costs;
+    const char* limit;
+  };
+  for (const Case& k : {Case{"zb-h2", "F=2,B=2,W=2", "1p"}, Case{"zb-h1", "F=1,B=1,W=1,MW=2", "1p"},
+                        Case{"zb-auto", "F=1,B=1,W=1,MW=0.3", "0.9"},
+                        Case{"zb-auto", "F=1,B=2,W=1,MW=1.5", "1"},
+                        Case{"zb-v", "F=1,B=1,W=1,comm=0.2", "0.25"},
+                        Case{"zb-2p", "F=1,B=1,W=1", "1p"}}) {
+    CAPTURE(k.name, k.costs, k.limit);
+    const RunRequest rq = request(k.name, 4, 8, k.limit, k.costs);
+    CHECK_THROWS_AS(run_request(rq), InfeasibleError);
+    const double least = least_mem_limit(rq);
+    REQUIRE(least > 0);
+    CHECK(runs_at(rq, least));
+    CHECK_FALSE(runs_at(rq, least * (1 - 1e-3)));
+  }
+  // Known values: zb-h1 with M_W = 2 M_B peaks at 2p M_B; zb-2p holds its own 7.5 M_B whatever
+  // the limit asked; zb-auto needs one micro-batch, 1.5 M_B when B raises memory by 0.5 M_B.
+  CHECK(least_mem_limit(request("zb-h1", 4, 8, "1p", "F=1,B=1,W=1,MW=2")) == 8.0);
+  CHECK(least_mem_limit(request("zb-2p", 4, 8, "1p", "F=1,B=1,W=1")) == 7.5);
+  CHECK(least_mem_limit(request("zb-auto", 4, 8, "1", "F=1,B=2,W=1,MW=1.5")) == 1.5);
+}
+
+TEST_CASE("with several iterations the least limit covers their overlap", "[run][compare]") {
+  RunRequest rq = request("zb-h2", 4, 8, "7");
+  rq.iterations.count = 2;
+  rq.iterations.sync = SyncMode::PostValidation;
+  // Post-validation lets the next iteration's forwards start while the tail runs: more than 7.
+  const double least = least_mem_limit(rq);
+  CHECK(least >= 7.0);
+  CHECK(runs_at(rq, least));
+  if (least > 7.0) CHECK_THROWS_AS(run_request(rq), InfeasibleError);
+}

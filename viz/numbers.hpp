@@ -1,0 +1,19 @@
+// Numbers for people: times, bytes and counts rounded to the digits that mean something
+// (`18944.7 ms`, `40.0 MiB`, `6.17B`). JSON keeps full precision; these are for tables.
+#pragma once
+
+#include "sim/time.hpp"
+
+#include <string>
+
+namespace ppsim {
+
+/// Milliseconds: 1 decimal from 100 ms, 2 from 10, 3 from 1, else 4 significant digits;
+/// trailing zeros dropped (54, 27.33, 18944.7, 0.0015).
+[[nodiscard]] std::string human_ms(Ticks t);
+/// Bytes in B, KiB, MiB, GiB or TiB with one decimal (`40.0 MiB`).
+[[nodiscard]] std::string human_bytes(double bytes);
+/// A count with K, M, B or T and three significant digits (`1.48B`, `175B`).
+[[nodiscard]] std::string human_count(double n);
+
+} // namespace ppsim
