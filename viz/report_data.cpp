@@ -34,7 +34,8 @@ template <class T, class Fn> void int_array(std::string& out, std::span<const T>
 
 // The largest time unit that divides every time of the run (relative to its first start), so
 // that the page gets small integers and computes exact times from them.
-Ticks time_unit(const Run& r, Ticks t0, std::span<const std::vector<MemoryPoint>> memory) {
+Ticks time_unit(const Run& r, Ticks t0, std::span<const std::vector<MemoryPoint>> memory,
+                std::span<const std::vector<CommWait>> waits) {
   Ticks g = 0;
   const auto add = [&g](Ticks t) { g = std::gcd(g, t < 0 ? -t : t); };
   for (const TaskRun& t : r.timeline.runs) {
@@ -47,6 +48,11 @@ Ticks time_unit(const Run& r, Ticks t0, std::span<const std::vector<MemoryPoint>
   }
   for (const auto& steps : memory)
     for (const MemoryPoint& p : steps) add(p.time - t0);
+  for (const auto& device : waits)
+    for (const CommWait& w : device) {
+      add(w.begin - t0);
+      add(w.end - t0);
+    }
   return g > 0 ? g : kTicksPerMs;
 }
 
@@ -61,7 +67,17 @@ void write_run(std::string& out, const Run& r) {
     if (i == 0 || tl.runs[i].start < t0) t0 = tl.runs[i].start;
     if (i == 0 || tl.runs[i].end > t1) t1 = tl.runs[i].end;
   }
-  const Ticks unit = time_unit(r, t0, memory);
+  // The idle stretches spent waiting on a message, per device in time order.
+  std::vector<std::vector<CommWait>> waits(static_cast<std::size_t>(std::max(0, tl.devices)));
+  bool any_wait = false;
+  for_each_comm_wait(tl, [&](const CommWait& w) {
+    waits[static_cast<std::size_t>(w.device)].push_back(w);
+    any_wait = true;
+  });
+  for (auto& w : waits)
+    std::sort(w.begin(), w.end(),
+              [](const CommWait& a, const CommWait& b) { return a.begin < b.begin; });
+  const Ticks unit = time_unit(r, t0, memory, waits);
   const auto u = [unit](Ticks t) { return static_cast<long long>(t / unit); };
 
   out += '{';
@@ -184,6 +200,22 @@ void write_run(std::string& out, const Run& r) {
     out += ',';
     key(out, "b");
     int_array(out, runs, [](const TaskRun& t) { return t.task.microbatch; });
+    if (any_wait) {
+      // Waits on communication: gap from the previous wait's end (or t0), then length.
+      out += ',';
+      key(out, "cw");
+      out += '[';
+      Ticks last = t0;
+      for (std::size_t i = 0; i < waits[static_cast<std::size_t>(d)].size(); ++i) {
+        const CommWait& w = waits[static_cast<std::size_t>(d)][i];
+        if (i > 0) out += ',';
+        append_int(out, u(w.begin - last));
+        out += ',';
+        append_int(out, u(w.end - w.begin));
+        last = w.end;
+      }
+      out += ']';
+    }
     out += '}';
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const Task& t = runs[i].task;

@@ -123,3 +123,21 @@ TEST_CASE("the report of a comparison shows the bound and the rows that did not 
   CHECK(doc["metrics"][1]["least_mem_limit"] == 7.0);
   CHECK(doc["metrics"][2]["lower_bound_ms"] == 54.0);
 }
+
+TEST_CASE("the report's data carries each device's waits on communication", "[viz][html][comm]") {
+  // 1F1B p=2 m=2, F=B=W=1, comm=1, blocking (tests/sim/comm_test.cpp): device 0 waits on
+  // communication over [1,2) [3,4) [5,6) [9,10), device 1 over [5,6); the unit is 1 ms.
+  CommOptions blocking;
+  blocking.mode = CommMode::Blocking;
+  const std::vector<Run> runs = {run_schedule(make_schedule("1f1b", {.devices = 2, .microbatches = 2}),
+                                              parse_costs("F=1,B=1,W=1,comm=1"), blocking)};
+  const auto doc = nlohmann::json::parse(report_data_json(std::span<const Run>(runs), "t"));
+  const auto& run = doc.at("runs").at(0);
+  REQUIRE(run.at("unit_ns") == 1'000'000);
+  CHECK(run.at("dev").at(0).at("cw") == nlohmann::json::array({1, 1, 1, 1, 1, 1, 3, 1}));
+  CHECK(run.at("dev").at(1).at("cw") == nlohmann::json::array({5, 1}));
+  // Without a wait the key is absent.
+  const std::vector<Run> plain = {make_run("1f1b", 2, 2, "F=1,B=1,W=1")};
+  const auto doc0 = nlohmann::json::parse(report_data_json(std::span<const Run>(plain), "t"));
+  CHECK_FALSE(doc0.at("runs").at(0).at("dev").at(0).contains("cw"));
+}

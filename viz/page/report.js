@@ -82,6 +82,17 @@
   }
   function hideTip() { if (tip) tip.style.display = 'none'; }
 
+  // Waiting on a message: amber stripes, apart from the grey of idle on compute.
+  function commHatch(ctx) {
+    var c = document.createElement('canvas');
+    c.width = 4; c.height = 4;
+    var g = c.getContext('2d');
+    g.fillStyle = '#f4f4f4'; g.fillRect(0, 0, 4, 4);
+    g.strokeStyle = '#d08c2a'; g.lineWidth = 1.4;
+    g.beginPath(); g.moveTo(-1, 5); g.lineTo(5, -1); g.stroke();
+    return ctx.createPattern(c, 'repeat');
+  }
+
   function hatch(ctx) {
     var c = document.createElement('canvas');
     c.width = 6; c.height = 6;
@@ -118,7 +129,11 @@
       var D = r.dev[d], n = D.d.length;
       var st = new Float64Array(n), en = new Float64Array(n), t = 0;
       for (var i = 0; i < n; i++) { t += D.g[i]; st[i] = t; t += D.d[i]; en[i] = t; }
-      run.dev.push({ start: st, end: en, kind: D.k, stage: D.s, mb: D.b, n: n });
+      // Idle spent waiting on a message in flight: [cwS[k], cwE[k]) in time units.
+      var cw = D.cw || [], cwS = [], cwE = [];
+      for (i = 0, t = 0; i + 1 < cw.length; i += 2) { t += cw[i]; cwS.push(t); t += cw[i + 1]; cwE.push(t); }
+      run.commWaits = run.commWaits || cwS.length > 0;
+      run.dev.push({ start: st, end: en, kind: D.k, stage: D.s, mb: D.b, n: n, cwS: cwS, cwE: cwE });
       run.base.push(g);
       g += n;
     }
@@ -342,6 +357,7 @@
     var a = this.view.a, b = this.view.b, scale = W / (b - a);
     ctx.clearRect(0, 0, this.width, this.rowsH + AXIS_H);
     if (!this.page.hatch) this.page.hatch = hatch(ctx);
+    if (!this.page.commHatch) this.page.commHatch = commHatch(ctx);
     ctx.font = '11px sans-serif'; ctx.textBaseline = 'middle';
     var drawn = 0, labels = [];
     var limit = run.src.mem_limit;
@@ -356,6 +372,12 @@
         // Idle is everything inside the device's span that no task covers: hatch it all first.
         var s0 = this.x(D.start[0] * u), s1 = this.x(D.end[D.n - 1] * u);
         ctx.fillStyle = this.page.hatch; ctx.fillRect(s0, y, s1 - s0, rowH);
+        ctx.fillStyle = this.page.commHatch;
+        for (var q = 0; q < D.cwS.length; q++) {
+          if (D.cwE[q] * u < a || D.cwS[q] * u > b) continue;
+          var q0 = this.x(D.cwS[q] * u);
+          ctx.fillRect(q0, y, Math.max(this.x(D.cwE[q] * u) - q0, 0.5), rowH);
+        }
       }
       // The first task that ends after the view starts.
       var lo = 0, hi = D.n;
@@ -524,6 +546,8 @@
     while (lo < hi) { var mid = (lo + hi) >> 1; if (D.end[mid] < t) lo = mid + 1; else hi = mid; }
     for (var i = Math.max(0, lo - 1); i < Math.min(D.n, lo + 2); i++)
       if (D.start[i] - tol <= t && t <= D.end[i] + tol) return [d, i];
+    for (var q = 0; q < D.cwS.length; q++)
+      if (D.cwS[q] <= t && t < D.cwE[q]) return { idle: d, t: t, comm: true };
     return { idle: d, t: t };
   };
 
@@ -602,7 +626,7 @@
       if (drag && drag.moved) return;
       var p = pos(e), h = self.hit(p[0], p[1]);
       if (h && h.length) { showTip(self.describe(h[0], h[1]), e.clientX, e.clientY); main.style.cursor = 'pointer'; }
-      else if (h && h.idle !== undefined) { showTip('device ' + h.idle + ': idle at ' + ms(h.t * self.run.unit) + ' ms', e.clientX, e.clientY); main.style.cursor = 'grab'; }
+      else if (h && h.idle !== undefined) { showTip('device ' + h.idle + (h.comm ? ': waiting for a message at ' : ': idle at ') + ms(h.t * self.run.unit) + ' ms', e.clientX, e.clientY); main.style.cursor = 'grab'; }
       else if (p[0] < self.L) { hideTip(); main.style.cursor = 'ns-resize'; }
       else { hideTip(); main.style.cursor = 'default'; }
     });
@@ -684,6 +708,15 @@
       ['lower bound ms', 'num', function (m) { return m.lower_bound_ms; }, ms],
       ['gap to it', 'num', function (m) { return m.optimality_gap; }, pct]
     ];
+    // Over noisy samples (--jitter): the cost's mean and tail, and how often a schedule won.
+    var sampled = doc.metrics.some(function (m) { return !!m.samples; });
+    if (sampled) {
+      var dist = function (q) { return function (m) { return m.samples ? m.samples.cost_ms[q] : null; }; };
+      cols.push(['mean ms', 'num', dist('mean'), ms], ['p90 ms', 'num', dist('p90'), ms],
+                ['p99 ms', 'num', dist('p99'), ms]);
+      if (doc.metrics.some(function (m) { return m.samples && m.samples.wins !== undefined; }))
+        cols.push(['wins', 'num', function (m) { return m.samples && m.samples.wins !== undefined ? m.samples.wins / m.samples.count : null; }, pct]);
+    }
     var table = el('table', { class: 'metrics sortable' }, parent);
     var head = el('tr', null, el('thead', null, table));
     var body = el('tbody', null, table);
@@ -776,6 +809,11 @@
     var idle = el('span', null, box);
     el('span', { class: 'sw idle' }, idle);
     idle.appendChild(document.createTextNode('idle'));
+    if (runs.some(function (r) { return r.commWaits; })) {
+      var cwItem = el('span', null, box);
+      el('span', { class: 'sw comm' }, cwItem);
+      cwItem.appendChild(document.createTextNode('idle, waiting for a message'));
+    }
     if (runs.some(function (r) { return r.src.mem_limit !== null; })) {
       var lim = el('span', null, box);
       el('span', { class: 'sw limit' }, lim);
@@ -784,7 +822,7 @@
   }
 
   function renderReport(root, doc) {
-    var page = { root: root, doc: doc, drawCount: 0, timelines: [], hatch: null };
+    var page = { root: root, doc: doc, drawCount: 0, timelines: [], hatch: null, commHatch: null };
     var kinds = doc.kinds;
     // Rows that ran, in order, are the runs.
     var ri = 0;
@@ -864,10 +902,10 @@
       if (run.src.mem_unit_bytes > 0) row('M_B', run.src.mem_unit_bytes.toPrecision(6) + ' bytes');
       var dt = el('table', { class: 'devices' }, box);
       var hr = el('tr', null, dt);
-      ['device', 'busy ms', 'span ms', 'idle ms', 'peak M_B'].forEach(function (h) { el('th', null, hr, h); });
+      ['device', 'busy ms', 'span ms', 'idle ms', 'peak M_B', 'messages', 'comm wait ms'].forEach(function (h) { el('th', null, hr, h); });
       ((run.metrics || {}).per_device || []).forEach(function (d) {
         var tr = el('tr', null, dt);
-        [d.device, ms(d.busy_ms), ms(d.span_ms), ms(d.idle_ms), mem(d.peak_memory)].forEach(function (v) { el('td', null, tr, String(v)); });
+        [d.device, ms(d.busy_ms), ms(d.span_ms), ms(d.idle_ms), mem(d.peak_memory), d.p2p_messages, ms(d.comm_wait_ms)].forEach(function (v) { el('td', null, tr, String(v)); });
       });
       var sc = run.src.stage_costs, st = el('table', { class: 'stage-costs' }, box);
       var sh = el('tr', null, st);
