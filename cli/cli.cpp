@@ -12,8 +12,11 @@
 #include "model/cpu_device.hpp"
 #include "sim/errors.hpp"
 #include "sim/iterations.hpp"
+#include "sim/limits.hpp"
+#include "sim/variability.hpp"
 
 #include <cmath>
+#include <limits>
 #include <fmt/format.h>
 #include <new>
 #include <ostream>
@@ -62,6 +65,15 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
   cmd.add_option("--sync", o.sync,
                  "at the step: allreduce (barrier, everyone waits for the slowest; default) or "
                  "post-validation (no barrier, ZB paper section 4)");
+  cmd.add_option("--jitter", o.jitter,
+                 "noisy durations: each task's lognormal with this coefficient of variation, "
+                 "mean kept; reports the distribution of the cost over --samples");
+  cmd.add_option("--seed", o.seed, "seed of --jitter's samples (default 1)");
+  cmd.add_option("--samples", o.samples,
+                 "samples of --jitter (default 100); compare counts how often each schedule wins");
+  cmd.add_option("--slow", o.slow,
+                 "device=D,factor=X: a straggler, device D's tasks take X times as long "
+                 "(repeatable)");
 }
 
 void add_pytorch_notation_option(CLI::App& cmd, std::string& notation) {
@@ -135,6 +147,7 @@ CostSpec resolve_costs(const RunOptions& o) {
   if (!o.costs_file.empty()) spec = load_cost_file(o.costs_file);
   if (!o.calibrate.empty()) spec = calibrate::calibrated_costs(o.calibrate);
   if (!o.costs.empty()) apply_costs(spec, o.costs);
+  for (const std::string& slow : o.slow) spec.slow.push_back(parse_slow(slow));
   return spec;
 }
 
@@ -154,6 +167,18 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   if (!o.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.mem_capacity, "--mem-capacity");
   else if (rq.workload) rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
   rq.pytorch_notation = parse_pytorch_notation(o.pytorch_notation);
+  if (!o.jitter.empty() || !o.samples.empty()) {
+    rq.jitter.cv = o.jitter.empty() ? 0.0 : parse_number(o.jitter, "--jitter");
+    rq.jitter.samples = o.samples.empty() ? 100
+                                          : static_cast<int>(parse_integer(
+                                                o.samples, "--samples", 1, limits::kMaxSamples));
+    check_jitter(rq.jitter);
+  }
+  if (!o.seed.empty()) {
+    if (!rq.jitter.requested()) throw ConfigError("--seed: needs --jitter (or --samples)");
+    rq.jitter.seed = static_cast<std::uint64_t>(
+        parse_integer(o.seed, "--seed", 0, std::numeric_limits<long long>::max()));
+  }
   return rq;
 }
 

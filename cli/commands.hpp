@@ -50,6 +50,10 @@ struct RunOptions {
   std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
   std::string sync{"allreduce"};  ///< --sync allreduce|post-validation
   std::string pytorch_notation{"new"};  ///< --pytorch-notation new|old, for a *.csv schedule
+  std::string jitter;                   ///< --jitter CV; empty = none
+  std::string seed;                     ///< --seed N; empty = 1
+  std::string samples;                  ///< --samples K; empty = 100 with --jitter, else none
+  std::vector<std::string> slow;        ///< --slow device=D,factor=X (repeatable)
 };
 
 /// Adds --model, --device, --layout, --layers-per-stage, --dp, --zero and --mem-capacity.

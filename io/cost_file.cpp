@@ -101,6 +101,14 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
           r.fail(at, fmt::format("expected bytes in 0..{:.0e}", limits::kMaxMessageBytes));
       };
     };
+    // An uneven stage: its times this much longer (applied by cost_model_for).
+    const auto factor = [&r](double& field) {
+      return [&r, &field](const json& v, const std::string& at) {
+        field = r.number(v, at);
+        if (!(field > 0) || field > limits::kMaxSlowFactor)
+          r.fail(at, fmt::format("expected a factor in (0, {:g}]", limits::kMaxSlowFactor));
+      };
+    };
     const detail::Field fields[] = {
         {"F", false, "", ms(c.F, &f)},      {"B", false, "", ms(c.B, &b)},
         {"W", false, "", ms(c.W, &w)},      {"BW", false, "", ms(c.BW)},
@@ -111,6 +119,7 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
         {"grad_bytes", false, "", bytes(c.grad_bytes)},
         {"param_bytes", false, "", ignored}, {"params", false, "", number(c.params)},
         {"state_bytes", false, "", number(c.state_bytes)},
+        {"factor", false, "", factor(c.factor)},
     };
     detail::read_fields(r, st, sp, fields);
     if (!f || !b || !w) r.fail(sp, "each stage needs F, B and W (milliseconds)");
@@ -161,13 +170,41 @@ std::string cost_spec_json(const CostSpec& spec, const std::string& description,
       st["MB_bytes"] = c.MB * spec.memory_unit_bytes;
       st["MW_bytes"] = c.MW * spec.memory_unit_bytes;
     }
+    if (c.act_bytes > 0) st["act_bytes"] = c.act_bytes;
+    if (c.grad_bytes > 0) st["grad_bytes"] = c.grad_bytes;
     if (c.params > 0) st["params"] = c.params;
     if (c.state_bytes > 0) st["state_bytes"] = c.state_bytes;
+    if (c.factor != 1.0) st["factor"] = c.factor;
     stages.push_back(std::move(st));
   }
   doc["stages"] = std::move(stages);
   if (!model_section_json.empty()) doc["model"] = nlohmann::ordered_json::parse(model_section_json);
   return doc.dump(2) + "\n";
+}
+
+SlowDevice parse_slow(std::string_view text) {
+  SlowDevice slow;
+  bool device = false, factor = false;
+  for_each_key_value(text, fmt::format("--slow '{}'", text), [&](std::string_view key,
+                                                                  std::string_view value) {
+    const auto where = fmt::format("--slow {}", key);
+    if (key == "device") {
+      slow.device = static_cast<int>(parse_integer(value, where, 0, limits::kMaxDevices - 1));
+      device = true;
+    } else if (key == "factor") {
+      slow.factor = parse_number(value, where);
+      if (!(slow.factor > 0) || slow.factor > limits::kMaxSlowFactor)
+        throw ConfigError(fmt::format("{}={}: must be in (0, {:g}]", where, value,
+                                      limits::kMaxSlowFactor));
+      factor = true;
+    } else {
+      throw ConfigError(
+          fmt::format("--slow: unknown key '{}' (valid keys: device, factor)", key));
+    }
+  });
+  if (!device || !factor)
+    throw ConfigError(fmt::format("--slow '{}': needs device=D,factor=X", text));
+  return slow;
 }
 
 CostSpec load_cost_file(const std::string& path) {

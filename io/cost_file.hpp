@@ -18,6 +18,10 @@ void apply_costs(CostSpec& spec, std::string_view text);
 [[nodiscard]] CostSpec parse_cost_json(std::string_view json, std::string_view where);
 [[nodiscard]] CostSpec load_cost_file(const std::string& path);
 
+/// `--slow device=D,factor=X`: device D's tasks take X times as long (0 < X <= 1e6). The range
+/// of D against the schedule is checked by cost_model_for. Throws ConfigError naming the key.
+[[nodiscard]] SlowDevice parse_slow(std::string_view text);
+
 /// The `ppsim.costs/1` document of `spec` (times in ms, memory in M_B units and bytes when the
 /// unit is known, parameters and state bytes when known), which parse_cost_json reads back to
 /// the same costs. `model_section_json`, when not empty, is a JSON object kept as "model".

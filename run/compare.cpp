@@ -40,6 +40,7 @@ double least_possible(const Run& r) {
 // The run of `rq` under `limit` M_B, or nullopt when that is infeasible.
 std::optional<Run> run_at(RunRequest rq, double limit) {
   rq.mem_limit = fmt::format("{:.17g}", limit);
+  rq.jitter = {};
   try {
     return run_request(rq);
   } catch (const InfeasibleError&) {
@@ -66,6 +67,7 @@ double least_mem_limit(const RunRequest& rq) {
   const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
   RunRequest free = rq;
   free.mem_limit.clear();
+  free.jitter = {};  // the limit depends on the order, not on sampled durations
   if (info == nullptr || !info->automatic()) return peak_of(run_request(free));
 
   // NOTE: above the least possible limit, an automatic generator's feasibility is taken to grow
@@ -125,6 +127,12 @@ Comparison run_compare(std::span<const RunRequest> requests) {
     }
     c.rows.push_back(std::move(row));
   }
+  // Over the same samples (each task's factor depends on the seed, the sample and the task
+  // only), how often each schedule that ran was the cheapest.
+  std::vector<SampleSummary*> sampled;
+  for (Run& r : c.runs)
+    if (r.samples) sampled.push_back(&*r.samples);
+  if (sampled.size() == c.runs.size()) count_wins(sampled);
   return c;
 }
 

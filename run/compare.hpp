@@ -42,7 +42,8 @@ struct Comparison {
 
 /// Runs each request. One that is infeasible (InfeasibleError: above the memory limit, or no
 /// schedule within it) keeps its row with the reason and least_mem_limit(); every other error
-/// (a bad value, an invalid schedule) is thrown as from run_request.
+/// (a bad value, an invalid schedule) is thrown as from run_request. With jitter, each run's
+/// samples also count its wins over the others' samples (SampleSummary::wins).
 [[nodiscard]] Comparison run_compare(std::span<const RunRequest> requests);
 
 /// The least memory limit, M_B units, under which the request runs (its --mem-limit ignored):

@@ -43,6 +43,7 @@ CostSpec request_costs(const RunRequest& rq, int devices) {
   if (!rq.workload) return rq.costs;
   CostSpec costs = workload_costs(*rq.workload, devices, rq.chunks).costs;
   if (!rq.cost_overrides.empty()) apply_costs(costs, rq.cost_overrides);
+  costs.slow = rq.costs.slow;
   return costs;
 }
 
@@ -86,10 +87,20 @@ Run run_request(const RunRequest& rq) {
     bound = cost_lower_bound(schedule, cost_model_for(costs, schedule), bound_limit);
   }
   const IterationOptions& iterations = rq.iterations;
+  if (rq.jitter.requested()) check_jitter(rq.jitter);
+  // Samples need one iteration's schedule, which the run replaces by the K-fold one.
+  std::optional<Schedule> one;
+  if (rq.jitter.requested() && iterations.requested()) one = schedule;
   Run run = iterations.requested()
                 ? run_iterations(std::move(schedule), costs, iterations, rq.comm)
                 : run_schedule(std::move(schedule), costs, rq.comm);
   run.mem_limit = mem_limit;
+  if (rq.jitter.requested()) {
+    run.samples = sample_run(one ? *one : run.schedule, run.costs, rq.comm, iterations, rq.jitter);
+    run.parameters.emplace_back(
+        "jitter", fmt::format("cv {:g}, seed {}, {} samples", rq.jitter.cv, rq.jitter.seed,
+                              rq.jitter.samples));
+  }
   if (bound) {
     run.lower_bound = bound->cost;
     run.optimality_gap = optimality_gap(run.metrics.cost, bound->cost);

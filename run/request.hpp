@@ -32,6 +32,7 @@ struct RunRequest {
   std::string mem_limit;  ///< `2p`, `1.5p` (K*p*M_B), `12` (M_B), `3GiB`; "" = none
   IterationOptions iterations;
   CommOptions comm;  ///< --comm-mode and --link
+  JitterOptions jitter;  ///< --jitter, --seed, --samples (the slow devices are in costs)
   /// Bytes a device has (weights, gradients, optimizer state and activations); 0 = no check.
   double mem_capacity_bytes{0};
   PytorchNotation pytorch_notation{PytorchNotation::current};  ///< how a *.csv file is read

@@ -2,6 +2,7 @@
 #include "sim/cost_model.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -15,6 +16,37 @@ std::size_t as_index(int i) { return static_cast<std::size_t>(i); }
 Ticks scale(Ticks t, int divisor) {
   if (t < 0 || divisor <= 1) return t;
   return (t + divisor / 2) / divisor;
+}
+
+// t * factor to the nanosecond (t < 0: "the sum of the parts" stays so).
+Ticks stretch(Ticks t, double factor) {
+  if (t < 0 || factor == 1.0) return t;
+  const double v = std::round(static_cast<double>(t) * factor);
+  if (!(v < 9.2e18)) throw_time_overflow();
+  return static_cast<Ticks>(v);
+}
+
+void check_factor(double factor, std::string_view where) {
+  if (!(factor > 0) || factor > limits::kMaxSlowFactor)
+    throw ConfigError(fmt::format("{}: factor {} is outside (0, {:g}]", where, factor,
+                                  limits::kMaxSlowFactor));
+}
+
+// The slow-down of every device (1 where none is given).
+std::vector<double> device_factors(const CostSpec& spec, int devices) {
+  std::vector<double> f(as_index(std::max(0, devices)), 1.0);
+  std::vector<bool> seen(f.size(), false);
+  for (const SlowDevice& s : spec.slow) {
+    if (s.device < 0 || s.device >= devices)
+      throw ConfigError(fmt::format("--slow device={}: outside 0..{} (the schedule has {} devices)",
+                                    s.device, devices - 1, devices));
+    if (seen[as_index(s.device)])
+      throw ConfigError(fmt::format("--slow device={}: given twice", s.device));
+    check_factor(s.factor, fmt::format("--slow device={}", s.device));
+    seen[as_index(s.device)] = true;
+    f[as_index(s.device)] = s.factor;
+  }
+  return f;
 }
 
 } // namespace
@@ -34,6 +66,7 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
   model.memory_unit_bytes = spec.memory_unit_bytes;
   model.source = spec.source;
   model.stage.resize(as_index(S));
+  const std::vector<double> slow = device_factors(spec, p);
   for (int s = 0; s < S; ++s) {
     StageCosts c;
     int divisor = 1;
@@ -46,6 +79,15 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
       c = spec.stages[as_index(piece)];
       divisor = v;
     }
+    check_factor(c.factor, fmt::format("{}: stage {}", spec.source, s));
+    const int d = schedule.stage_device[as_index(s)];
+    const double factor = c.factor * (d >= 0 && d < p ? slow[as_index(d)] : 1.0);
+    c.factor = 1.0;
+    c.F = stretch(c.F, factor);
+    c.B = stretch(c.B, factor);
+    c.W = stretch(c.W, factor);
+    c.BW = stretch(c.BW, factor);
+    c.FB = stretch(c.FB, factor);
     const bool bw_given = c.BW >= 0;
     c.F = scale(c.F, divisor);
     c.B = scale(c.B, divisor);

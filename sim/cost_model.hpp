@@ -28,8 +28,19 @@ struct StageCosts {
   /// Bytes the stage holds whatever the schedule: weights, gradients, optimizer state.
   double state_bytes{0};
   double params{0};  ///< parameters of the stage (for reports)
+  /// Its times are this much longer (an uneven stage; a cost file's `factor`); cost_model_for()
+  /// applies it, so a CostModel's stages have 1.
+  double factor{1.0};
 
   friend bool operator==(const StageCosts&, const StageCosts&) = default;
+};
+
+/// A straggler: every task on `device` takes `factor` times as long (`--slow device=D,factor=X`).
+struct SlowDevice {
+  int device{0};
+  double factor{1.0};
+
+  friend bool operator==(const SlowDevice&, const SlowDevice&) = default;
 };
 
 /// Costs as the user gives them: one entry for every device-stage, one per device-stage (the
@@ -42,6 +53,8 @@ struct CostSpec {
   Ticks comm{0};
   double memory_unit_bytes{0.0};  ///< bytes of one M_B; 0 when unknown
   std::string source{"default"};  ///< where the numbers came from, for reports
+  /// Slow devices (each at most once); cost_model_for() scales the stages they hold.
+  std::vector<SlowDevice> slow;
 
   friend bool operator==(const CostSpec&, const CostSpec&) = default;
 };
@@ -59,7 +72,10 @@ struct CostModel {
   [[nodiscard]] double memory_delta(Kind kind, int stage) const;
 };
 
-/// Expands `spec` over the stages of `schedule`, dividing device-stage costs by its chunks.
+/// Expands `spec` over the stages of `schedule`, dividing device-stage costs by its chunks and
+/// multiplying the times of each stage by its `factor` and by the factor of a slow device that
+/// holds it (rounded to the nanosecond). ConfigError for a slow device outside the schedule's
+/// devices or named twice, or a factor outside (0, limits::kMaxSlowFactor].
 [[nodiscard]] CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule);
 
 } // namespace ppsim

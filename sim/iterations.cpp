@@ -100,6 +100,22 @@ SimOptions iteration_sim_options(const Schedule& one, const IterationOptions& o)
   return opt;
 }
 
+Ticks iteration_ends(const Timeline& tl, const IterationOptions& o, std::vector<Ticks>& ends) {
+  const int K = o.count;
+  ends.assign(ix(K), 0);
+  Ticks first_start = -1;
+  for (int d = 0; d < tl.devices; ++d) {
+    const auto runs = tl.device_runs(d);
+    const std::size_t n = runs.size() / ix(K);
+    if (n == 0) continue;
+    if (first_start < 0 || runs.front().start < first_start) first_start = runs.front().start;
+    for (int i = 0; i < K; ++i)
+      ends[ix(i)] = std::max(ends[ix(i)], add_ticks(runs[ix(i + 1) * n - 1].end, o.optimizer_step));
+  }
+  if (first_start < 0) first_start = 0;
+  return K >= 2 ? ends[ix(K - 1)] - ends[ix(K - 2)] : ends[0] - first_start;
+}
+
 IterationTimeline simulate_iterations(const Schedule& one, const CostModel& costs,
                                       const IterationOptions& o, const CommOptions& comm) {
   check_iterations(o, one);
@@ -108,20 +124,7 @@ IterationTimeline simulate_iterations(const Schedule& one, const CostModel& cost
   SimOptions options = iteration_sim_options(one, o);
   options.comm = comm;
   it.timeline = simulate(repeat_schedule(one, K), costs, options);
-  it.iteration_end.assign(ix(K), 0);
-  Ticks first_start = -1;
-  for (int d = 0; d < it.timeline.devices; ++d) {
-    const auto runs = it.timeline.device_runs(d);
-    const std::size_t n = runs.size() / ix(K);
-    if (n == 0) continue;
-    if (first_start < 0 || runs.front().start < first_start) first_start = runs.front().start;
-    for (int i = 0; i < K; ++i)
-      it.iteration_end[ix(i)] = std::max(it.iteration_end[ix(i)],
-                                         add_ticks(runs[ix(i + 1) * n - 1].end, o.optimizer_step));
-  }
-  if (first_start < 0) first_start = 0;
-  it.iteration_time = K >= 2 ? it.iteration_end[ix(K - 1)] - it.iteration_end[ix(K - 2)]
-                             : it.iteration_end[0] - first_start;
+  it.iteration_time = iteration_ends(it.timeline, o, it.iteration_end);
   return it;
 }
 

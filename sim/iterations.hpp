@@ -60,6 +60,11 @@ void check_iterations(const IterationOptions& options, const Schedule& one_itera
 [[nodiscard]] SimOptions iteration_sim_options(const Schedule& one_iteration,
                                                const IterationOptions& options);
 
+/// When each iteration of a K-fold timeline ended (into `ends`: its devices' last end plus the
+/// step) and the steady-state iteration time: between the ends of the last two iterations (the
+/// first end minus the first start for K = 1).
+Ticks iteration_ends(const Timeline& k_fold, const IterationOptions& options,
+                     std::vector<Ticks>& ends);
 
 /// The K-fold timeline and when each iteration ended.
 struct IterationTimeline {

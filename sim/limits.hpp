@@ -12,5 +12,13 @@ inline constexpr long long kMaxStageMicrobatches = 50'000'000;
 inline constexpr double kMaxMs = 1e12;
 /// The largest message a stage may send (act_bytes, grad_bytes), in bytes.
 inline constexpr double kMaxMessageBytes = 1e15;
+/// The largest slow-down factor of a device (--slow) or a stage (a cost file's `factor`).
+inline constexpr double kMaxSlowFactor = 1e6;
+/// The largest coefficient of variation of --jitter.
+inline constexpr double kMaxJitterCv = 10;
+/// The most samples of --samples, and the most task runs all samples together may simulate
+/// (samples x tasks of the simulated schedule, x2 with --iterations).
+inline constexpr int kMaxSamples = 1'000'000;
+inline constexpr long long kMaxSampledTasks = 500'000'000;
 
 } // namespace ppsim::limits

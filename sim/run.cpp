@@ -31,6 +31,12 @@ Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& co
       {"costs", costs.source},
   };
   if (comm.requested()) run.parameters.emplace_back("comm", describe(comm));
+  if (!costs.slow.empty()) {
+    std::string slow;
+    for (const SlowDevice& s : costs.slow)
+      slow += fmt::format("{}device {} x{:g}", slow.empty() ? "" : ", ", s.device, s.factor);
+    run.parameters.emplace_back("slow", slow);
+  }
   run.schedule = std::move(schedule);
   return run;
 }

@@ -6,6 +6,7 @@
 #include "sim/cost_model.hpp"
 #include "sim/iterations.hpp"
 #include "sim/metrics.hpp"
+#include "sim/variability.hpp"
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
 
@@ -29,6 +30,9 @@ struct Run {
   IterationSummary iterations;
   /// The communication model it was simulated under (the default for a plain run).
   CommOptions comm;
+  /// With --jitter/--samples: the distribution of the cost (and iteration time) over noisy
+  /// samples; the rest of the run is the deterministic one.
+  std::optional<SampleSummary> samples;
   /// For an automatic schedule: a lower bound on the cost of every order of its tasks within
   /// the memory limit its generator worked under (`bound_mem_limit`, M_B units), and
   /// optimality_gap = (cost - lower_bound) / cost, at least the distance to the optimum.

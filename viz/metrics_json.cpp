@@ -34,6 +34,29 @@ ojson comm_json(const CommOptions& c) {
   return j;
 }
 
+ojson distribution_json(const Distribution& d) {
+  ojson j;
+  j["mean"] = d.mean;
+  j["p50"] = d.p50;
+  j["p90"] = d.p90;
+  j["p99"] = d.p99;
+  j["min"] = d.min;
+  j["max"] = d.max;
+  return j;
+}
+
+// The distribution over noisy samples (--jitter, --samples).
+ojson samples_json(const SampleSummary& s) {
+  ojson j;
+  j["count"] = s.count;
+  j["seed"] = s.seed;
+  j["cv"] = s.cv;
+  j["cost_ms"] = distribution_json(s.cost_ms);
+  if (s.iteration_time_ms) j["iteration_time_ms"] = distribution_json(*s.iteration_time_ms);
+  if (s.wins) j["wins"] = *s.wins;
+  return j;
+}
+
 ojson to_json(const Run& run) {
   const Metrics& m = run.metrics;
   const Schedule& s = run.schedule;
@@ -75,6 +98,7 @@ ojson to_json(const Run& run) {
     j["iteration_time_ms"] = ticks_to_ms(run.iterations.iteration_time);
     j["peak_memory_all_iterations"] = peak_all_iterations(run);
   }
+  if (run.samples) j["samples"] = samples_json(*run.samples);
   ojson per = ojson::array();
   for (const DeviceMetrics& d : m.per_device) {
     ojson e;
@@ -137,6 +161,17 @@ void write_run_report(std::ostream& out, const Run& run) {
     out << fmt::format("{:<13} {} M_B   (peak over all iterations)\n", "peak (all)",
                        memory(peak_all_iterations(run)));
   }
+  if (run.samples) {
+    const SampleSummary& s = *run.samples;
+    const auto line = [&](std::string_view name, const Distribution& d) {
+      out << fmt::format("{:<13} mean {:.6g}  p50 {:.6g}  p90 {:.6g}  p99 {:.6g}  min {:.6g}  "
+                         "max {:.6g} ms\n",
+                         name, d.mean, d.p50, d.p90, d.p99, d.min, d.max);
+    };
+    out << fmt::format("{:<13} {} (jitter cv {:g}, seed {})\n", "samples", s.count, s.cv, s.seed);
+    line("cost", s.cost_ms);
+    if (s.iteration_time_ms) line("iteration", *s.iteration_time_ms);
+  }
   out << "\n";
   // With a communication model asked for, what each device sent and how long it waited on it.
   const bool comm = run.comm.requested();
@@ -186,17 +221,24 @@ struct TableRow {
 
 void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
   // The steady-state iteration time and the bound get columns only when some run has them.
-  bool iterations = false, bounds = false;
+  bool iterations = false, bounds = false, samples = false, wins = false;
   for (const TableRow& t : rows) {
     if (t.run == nullptr) continue;
     iterations = iterations || t.run->iterations.options.requested();
     bounds = bounds || t.run->has_lower_bound();
+    samples = samples || t.run->samples.has_value();
+    wins = wins || (t.run->samples && t.run->samples->wins);
   }
   out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                      "schedule", "p", "m", "v", "makespan_ms", "cost_ms", "ideal_ms", "bubble",
                      "b/ideal", "idle", "peak_M_B");
   if (bounds) out << fmt::format(" {:>12} {:>7}", "bound_ms", "gap");
-  out << (iterations ? fmt::format(" {:>12}\n", "iteration_ms") : std::string("\n"));
+  if (iterations) out << fmt::format(" {:>12}", "iteration_ms");
+  // Over the samples: the cost's mean and tail, and how often the schedule was the cheapest.
+  if (samples)
+    out << fmt::format(" {:>10} {:>10} {:>10} {:>10}", "mean_ms", "p50_ms", "p90_ms", "p99_ms");
+  if (wins) out << fmt::format(" {:>7}", "wins");
+  out << "\n";
   for (const TableRow& t : rows) {
     if (t.run == nullptr) {
       const CompareRow& c = *t.row;
@@ -227,8 +269,21 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
       out << (r.has_lower_bound() ? fmt::format(" {:>12} {:>7}", ticks_to_ms_text(r.lower_bound),
                                                 percent(r.optimality_gap))
                                   : fmt::format(" {:>12} {:>7}", "-", "-"));
-    out << (iterations ? fmt::format(" {:>12}\n", ticks_to_ms_text(r.iterations.iteration_time))
-                       : std::string("\n"));
+    if (iterations) out << fmt::format(" {:>12}", ticks_to_ms_text(r.iterations.iteration_time));
+    if (samples) {
+      if (r.samples) {
+        const Distribution& d = r.samples->cost_ms;
+        out << fmt::format(" {:>10.6g} {:>10.6g} {:>10.6g} {:>10.6g}", d.mean, d.p50, d.p90, d.p99);
+      } else {
+        out << fmt::format(" {:>10} {:>10} {:>10} {:>10}", "-", "-", "-", "-");
+      }
+    }
+    if (wins) {
+      const auto& s = r.samples;
+      out << (s && s->wins ? fmt::format(" {:>6.1f}%", 100.0 * *s->wins / s->count)
+                           : fmt::format(" {:>7}", "-"));
+    }
+    out << "\n";
   }
 }
 
