@@ -62,6 +62,8 @@ std::vector<std::string> rank_arguments(const ExecuteOptions& o) {
   add("--seed", fmt::format("{}", o.seed));
   add("--trace", o.trace);
   add("--fault", o.fault);
+  if (o.run.comm_mode != "async") add("--comm-mode", o.run.comm_mode);
+  add("--link", o.run.link);
   if (o.json) a.emplace_back("--json");
   return a;
 }
@@ -88,9 +90,11 @@ int run_rank(const ExecuteOptions& o, const Schedule& schedule, const exec::Mode
     eo.seed = o.seed;
     if (!o.fault.empty()) eo.fault = exec::parse_fault(o.fault);
     if (costs_given) eo.costs = costs;
+    const RunRequest asked = to_request(o.run, o.run.schedules, costs);
+    eo.comm_mode = asked.comm.mode;
     const exec::ExecResult result = exec::execute(schedule, eo);
     if (mpi.rank() != 0) return kExitOk;
-    const exec::ExecReport report = exec::make_report(schedule, result, shape);
+    const exec::ExecReport report = exec::make_report(schedule, result, shape, asked.comm);
     if (!o.trace.empty()) {
       write_file_atomically(o.trace, [&](std::ostream& f) { write_chrome_trace(f, report.measured); });
       write_file_atomically(path_for(o.trace, "predicted", true),

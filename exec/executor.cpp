@@ -100,9 +100,10 @@ private:
   std::thread thread_;
 };
 
-/// Half the median round trip of one activation between ranks 0 and 1 (0 with one rank).
+/// Half the median round trip of `count` floats between ranks 0 and 1 (0 with one rank).
 double measure_comm_ms(int rank, int size, std::size_t count) {
   if (size < 2) return 0;
+  count = std::max<std::size_t>(count, 1);
   std::vector<float> buf(count, 1.0f);
   constexpr int kWarm = 3, kRounds = 21, kTag = 1;
   std::vector<double> rtt;
@@ -221,17 +222,14 @@ public:
         times[2 * order_.size() + ix(k)] = MPI_Wtime() - t0;
       }
       times[2 * i] = MPI_Wtime() - t0;
+      const std::size_t posted = sent_.size();
       run_task(order_[i], i);
       times[2 * i + 1] = MPI_Wtime() - t0;
+      // The seed's isend + req.wait(): the stream waits for this task's messages.
+      if (o_.comm_mode == CommMode::Blocking)
+        for (std::size_t k = posted; k < sent_.size(); ++k) wait_sent(sent_[k]);
     }
-    for (auto& out : sent_) {
-      dog_.begin([&] {
-        return fmt::format("the delivery of {} to rank {}", part_text(out.message.part),
-                           out.message.to);
-      });
-      MPI_Wait(&out.request, MPI_STATUS_IGNORE);
-      dog_.end();
-    }
+    for (auto& out : sent_) wait_sent(out);
     return times;
   }
 
@@ -280,6 +278,16 @@ private:
     std::vector<float> data;
     MPI_Request request{MPI_REQUEST_NULL};
   };
+
+  void wait_sent(Outgoing& out) {
+    if (out.request == MPI_REQUEST_NULL) return;
+    dog_.begin([&] {
+      return fmt::format("the delivery of {} to rank {}", part_text(out.message.part),
+                         out.message.to);
+    });
+    MPI_Wait(&out.request, MPI_STATUS_IGNORE);
+    dog_.end();
+  }
 
   [[noreturn]] void inject(const Fault& f) {
     if (f.what == Fault::What::die) {
@@ -479,6 +487,15 @@ ExecResult execute(const Schedule& schedule, const ExecOptions& o) {
       result.hosts.emplace_back(names.data() + ix(r) * MPI_MAX_PROCESSOR_NAME);
 
     result.comm_ms = measure_comm_ms(rank, size, count);
+    // The link: latency from a one-float ping-pong, bandwidth from the activation's.
+    const double latency_ms = measure_comm_ms(rank, size, 1);
+    const double bytes = static_cast<double>(count * sizeof(float));
+    result.message_bytes = bytes;
+    result.comm_mode = o.comm_mode;
+    result.link.sized = true;
+    result.link.latency = ms_to_ticks(std::min(latency_ms, result.comm_ms), "measured latency");
+    const double transfer_ns = (result.comm_ms - latency_ms) * 1e6;
+    result.link.bandwidth = transfer_ns > 0 ? bytes / transfer_ns : 0;  // GB/s = bytes per ns
     if (o.costs) result.costs = *o.costs;
     else result.costs = calibrate_on_all_ranks(schedule, o, result.comm_ms, size);
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "exec/model.hpp"
+#include "sim/comm.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
 #include "sim/schedule.hpp"
@@ -41,6 +42,9 @@ struct ExecOptions {
   std::optional<Fault> fault;
   /// Costs for the prediction; empty = calibrate on every rank at once before the run.
   std::optional<CostSpec> costs;
+  /// Blocking: the seed's `isend` + `req.wait()`, each task waits for its sends to complete
+  /// before the rank's next task (the wait is not part of the task's measured time).
+  CommMode comm_mode{CommMode::Async};
 };
 
 /// The result of one stage's gradient check.
@@ -55,6 +59,11 @@ struct ExecResult {
   std::vector<Timeline> iterations;  ///< measured, ns since the iteration's barrier
   CostSpec costs;                    ///< the prediction's costs (per virtual stage when calibrated)
   double comm_ms{0};                 ///< half the median round trip of one activation, rank 0<->1
+  /// The link measured by the same ping-pong at 4 bytes (latency: half the round trip) and at
+  /// the activation's size (bandwidth: bytes / (half the round trip - latency)); sized.
+  LinkModel link;
+  double message_bytes{0};  ///< the bytes of every message (an activation or its gradient)
+  CommMode comm_mode{CommMode::Async};
   std::vector<StageGradientCheck> gradients;
   double gradient_tolerance{kGradientTolerance};
   bool gradients_ok{false};

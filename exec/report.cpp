@@ -45,12 +45,28 @@ double relative_error(double predicted, double measured) {
   return (predicted - measured) / measured;
 }
 
+CommOptions prediction_comm(const ExecResult& result, const CommOptions& asked) {
+  CommOptions c = asked;
+  c.mode = result.comm_mode;
+  if (!asked.link.sized && result.link.sized) {
+    c.link = result.link;
+    c.link.contention = asked.link.contention;
+  }
+  return c;
+}
+
 ExecReport make_report(const Schedule& schedule, const ExecResult& result,
-                       const ModelShape& shape) {
+                       const ModelShape& shape, const CommOptions& asked) {
   ExecReport r;
   r.result = result;
   r.shape = shape;
-  r.predicted = run_schedule(schedule, result.costs);
+  // Every message carries one activation (or its gradient) of the executed shape.
+  CostSpec costs = result.costs;
+  for (StageCosts& c : costs.stages) {
+    if (c.act_bytes <= 0) c.act_bytes = result.message_bytes;
+    if (c.grad_bytes <= 0) c.grad_bytes = result.message_bytes;
+  }
+  r.predicted = run_schedule(schedule, costs, prediction_comm(result, asked));
   r.predicted.parameters.emplace_back("mode", "simulated");
   for (const Timeline& tl : result.iterations)
     r.iteration_costs.push_back(measure(tl, r.predicted.costs).cost);
@@ -100,6 +116,12 @@ std::string execute_json(const ExecReport& r) {
     ranks.push_back({{"rank", k}, {"host", r.result.hosts[k]}});
   j["ranks"] = std::move(ranks);
   j["comm_ms"] = r.result.comm_ms;
+  j["comm_mode"] = comm_mode_name(r.result.comm_mode);
+  if (r.result.link.sized)
+    j["link"] = {{"latency_ms", ticks_to_ms(r.result.link.latency)},
+                 {"bandwidth_gb_per_s", r.result.link.bandwidth},
+                 {"message_bytes", r.result.message_bytes}};
+  j["prediction_comm"] = describe(r.predicted.comm);
   j["costs"] = r.predicted.costs.source;
   ojson costs_ms = ojson::array();
   for (std::size_t k = 0; k < r.iteration_costs.size(); ++k)
@@ -155,6 +177,11 @@ void write_execute_report(std::ostream& out, const ExecReport& r) {
                      r.result.threads == 1 ? "" : "s");
   out << fmt::format("prediction: {}; comm {:.4f} ms (MPI ping-pong)\n", r.predicted.costs.source,
                      r.result.comm_ms);
+  if (r.result.link.sized)
+    out << fmt::format("link: latency {:.4f} ms, {:.3g} GB/s (ping-pong at 4 B and {:.0f} B); "
+                       "simulated {}\n",
+                       ticks_to_ms(r.result.link.latency), r.result.link.bandwidth,
+                       r.result.message_bytes, describe(r.predicted.comm));
   std::string its;
   for (Ticks c : r.iteration_costs) its += fmt::format(" {:.3f}", ticks_to_ms(c));
   out << fmt::format("measured cost per iteration (ms):{}; reported: iteration {}\n\n", its,

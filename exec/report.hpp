@@ -27,8 +27,10 @@ struct ExecReport {
 
 /// Simulates `schedule` on result.costs and wraps the reported measured iteration as a Run
 /// (metrics by measure(), memory from the same cost model).
+/// The prediction runs under the executed comm mode and the measured link (or `asked`'s link
+/// when it is sized; its contention either way), with every message's bytes the activation's.
 [[nodiscard]] ExecReport make_report(const Schedule& schedule, const ExecResult& result,
-                                     const ModelShape& shape);
+                                     const ModelShape& shape, const CommOptions& asked = {});
 
 /// (predicted − measured) / measured; 0 when both are 0, infinity when only measured is 0.
 [[nodiscard]] double relative_error(double predicted, double measured);

@@ -149,3 +149,36 @@ TEST_CASE("a measured run equal to the simulation has zero error in the report a
                              Catch::Contains("cost_ms") && Catch::Contains("+0.0%") &&
                              Catch::Contains("gradient check: passed"));
 }
+
+TEST_CASE("the prediction of a blocking run uses the blocking mode and the measured link",
+          "[exec][comm]") {
+  // 1F1B p=2 m=2, F=B=W=1; the link measured: 0.2 ms latency, 1e6 bytes at 1.25 GB/s = 0.8 ms,
+  // so every message takes 1 ms: cost 11 async, 12 blocking (tests/sim/comm_test.cpp).
+  const Schedule s = make_schedule("1f1b", {.devices = 2, .microbatches = 2});
+  exec::ExecResult result;
+  result.costs = parse_costs("F=1,B=1,W=1");
+  result.iterations = {simulate(s, cost_model_for(result.costs, s))};
+  result.hosts = {"a", "a"};
+  result.link.sized = true;
+  result.link.latency = 200'000;
+  result.link.bandwidth = 1.25;
+  result.message_bytes = 1e6;
+  const exec::ExecReport async = exec::make_report(s, result, exec::ModelShape{16, 4, 2});
+  CHECK(async.predicted.metrics.cost == 11'000'000);
+  result.comm_mode = CommMode::Blocking;
+  const exec::ExecReport blocking = exec::make_report(s, result, exec::ModelShape{16, 4, 2});
+  CHECK(blocking.predicted.metrics.cost == 12'000'000);
+  CHECK(blocking.predicted.metrics.per_device[0].p2p_bytes_sent == 2e6);
+  const auto j = nlohmann::json::parse(exec::execute_json(blocking));
+  CHECK(j["comm_mode"] == "blocking");
+  CHECK(j["link"]["latency_ms"] == 0.2);
+  CHECK(j["link"]["bandwidth_gb_per_s"] == 1.25);
+  // A sized --link given to execute replaces the measured one; its contention applies.
+  CommOptions asked;
+  asked.link.sized = true;
+  asked.link.latency = 0;
+  asked.link.contention = Contention::Duplex;
+  const exec::ExecReport given = exec::make_report(s, result, exec::ModelShape{16, 4, 2}, asked);
+  // Messages then take no time: m (F + BW) + (p - 1)(F + B + W) = 9.
+  CHECK(given.predicted.metrics.cost == 9'000'000);
+}

@@ -30,6 +30,11 @@ run)
   [ $rc -eq 0 ] || { cat "$work/err.txt" >&2; fail "$schedule -np $np: exit $rc, expected 0"; }
   grep -q '"schema": "ppsim.execute/1"' "$work/out.json" || fail "no ppsim.execute/1 document"
   grep -q '"passed": true' "$work/out.json" || fail "gradient check did not pass"
+  # The prediction runs under the executed comm mode and the measured link.
+  mode=async
+  [ "${1:-}" = "--comm-mode" ] && mode=$2
+  grep -q "\"comm_mode\": \"$mode\"" "$work/out.json" || fail "comm_mode is not $mode"
+  grep -q '"latency_ms"' "$work/out.json" || fail "no measured link"
   # The measured trace holds one task event per task, as the simulator's trace of the schedule.
   "$ppsim" simulate -s "$schedule" -p "$np" -m "$m" --trace "$work/simulated.json" >/dev/null ||
     fail "ppsim simulate failed"

@@ -11,6 +11,8 @@ add_test(NAME "exec: dualpipe on mpirun -np 4"
   COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> run dualpipe 4)
 add_test(NAME "exec: zb-h1 on mpirun -np 2 predicted on costs calibrated on the ranks"
   COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> run zb-h1 2 --calibrate-on-ranks)
+add_test(NAME "exec: zb-h1 on mpirun -np 2 with the seed's blocking sends"
+  COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> run zb-h1 2 --comm-mode blocking)
 foreach(kind die hang seed-bug)
   add_test(NAME "exec: --fault ${kind}:1 is reported with exit 6, never hangs"
     COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> fault ${kind})
