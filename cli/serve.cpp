@@ -8,7 +8,9 @@
 #include "io/schedule_file.hpp"
 #include "run/compare.hpp"
 #include "schedules/registry.hpp"
+#include "io/text_parse.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 #include "viz/playground_page.hpp"
 #include "viz/report_data.hpp"
 
@@ -84,10 +86,16 @@ void check_limits(const RunOptions& o, const ServeLimits& lim) {
   over("--chunks", o.chunks, lim.chunks);
   over("--iterations", o.iterations, lim.iterations);
   const long long v = std::max(2, o.chunks);
+  // --jitter simulates each schedule once more per sample (twice with iterations).
+  long long samples = 0;
+  if (!o.jitter.empty() || !o.samples.empty())
+    samples = o.samples.empty() ? 100 : parse_integer(o.samples, "--samples", 1, limits::kMaxSamples);
+  const long long runs = 1 + samples * (o.iterations > 1 ? 2 : 1);
   const long long tasks = static_cast<long long>(names.size()) * std::max(0LL, p) *
-                          std::max(0LL, m) * v * 3 * std::max(1, o.iterations);
-  over("the estimated task count (schedules x p x m x max(v, 2) x 3 x iterations)", tasks,
-       lim.tasks);
+                          std::max(0LL, m) * v * 3 * std::max(1, o.iterations) * runs;
+  over("the estimated task count (schedules x p x m x max(v, 2) x 3 x iterations x (1 + "
+       "samples))",
+       tasks, lim.tasks);
 }
 
 // The request's options, parsed by the command line's own option table; an error is the

@@ -125,6 +125,12 @@ TEST_CASE("bad parameters get 400 with the command line's error text", "[cli][se
   refused("/api/compare?s=1f1b&p=4&m=8&iterations=9", "--iterations 9 is over");
   refused("/api/compare?s=1f1b,zb-h1,zb-h2,zb-v,zb-auto,v-half,v-min,dualpipe,dualpipe-v,gpipe&p=64&m=1024",
           "the estimated task count");
+  // Each --jitter sample is one more simulation: 1F1B p=64 m=1024 is estimated at 393,216 tasks,
+  // fine once, over the limit of 1,000,000 with 100 samples.
+  refused("/api/compare?s=1f1b&p=64&m=1024&jitter=0.1", "the estimated task count");
+  refused("/api/compare?s=1f1b&p=4&m=8&jitter=0.1&samples=x", "--samples: expected an integer");
+  CHECK(get("/api/compare?s=1f1b&p=4&m=8&jitter=0.1&samples=20", config_with_profiles()).status ==
+        200);
   CHECK(get("/nothing").status == 404);
 }
 
