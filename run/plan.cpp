@@ -2,12 +2,14 @@
 #include "run/plan.hpp"
 
 #include "io/layout_text.hpp"
+#include "io/numbers.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <set>
+#include <atomic>
 #include <thread>
 #include <tuple>
 
@@ -89,10 +91,13 @@ std::vector<PlanCandidate> evaluate_all(const PlanRequest& rq, const std::vector
   const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1,
                                                 static_cast<unsigned>(std::max<std::size_t>(1, shapes.size())));
   std::vector<std::thread> pool;
+  std::atomic<std::size_t> done{0};
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      for (std::size_t i = t; i < shapes.size(); i += threads)
+      for (std::size_t i = t; i < shapes.size(); i += threads) {
         out[i] = evaluate(rq, shapes[i], per_replica, capacity);
+        report(rq.progress, "candidates", ++done, shapes.size());
+      }
     });
   for (auto& th : pool) th.join();
   return out;
@@ -194,10 +199,10 @@ Plan make_plan(const PlanRequest& rq) {
         runner = &c;
         break;
       }
-    plan.why = fmt::format("{} (v={}, m={}, b={}) is the fastest that fits: {:.4g} ms per iteration, "
+    plan.why = fmt::format("{} (v={}, m={}, b={}) is the fastest that fits: {} ms per iteration, "
                            "bubble {:.1f}%, the fullest device at {:.1f} of {:.1f} GiB",
                            w.schedule, w.chunks, w.microbatches, w.microbatch_size,
-                           w.iteration_time_ms, 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
+                           human_number(w.iteration_time_ms), 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
                            capacity / 1073741824.0);
     if (runner != nullptr)
       plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}), "

@@ -9,6 +9,7 @@
 
 #include "run/request.hpp"
 #include "run/transformer.hpp"
+#include "sim/progress.hpp"
 
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct PlanRequest {
   double mem_capacity_bytes{0};        ///< 0 = the device's memory
   std::string cost_overrides;          ///< --costs on top of the model's
   int max_microbatches{1024};          ///< candidates with more micro-batches are skipped
+  Progress* progress{nullptr};         ///< told of each simulated candidate ("candidates")
 };
 
 struct PlanCandidate {

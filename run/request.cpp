@@ -2,6 +2,7 @@
 #include "run/request.hpp"
 
 #include "io/cost_file.hpp"
+#include "io/numbers.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
 #include "schedules/bound.hpp"
@@ -98,18 +99,18 @@ Run run_request(const RunRequest& rq) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
       if (d.peak_memory > mem_limit + 1e-9)
         throw InfeasibleError(fmt::format(
-            "{}: device {} peaks at {:.4g} M_B, above --mem-limit {} ({:.4g} M_B)",
-            run.schedule.name, d.device, d.peak_memory, rq.mem_limit, mem_limit));
+            "{}: device {} peaks at {} M_B, above --mem-limit {} ({} M_B)", run.schedule.name,
+            d.device, human_number(d.peak_memory), rq.mem_limit, human_number(mem_limit)));
     }
     // Overlapping iterations (post-validation) may hold more than one iteration's peak.
     const auto& peaks = run.iterations.peak_memory;
     for (std::size_t d = 0; d < peaks.size(); ++d) {
       if (peaks[d] > mem_limit + 1e-9)
         throw InfeasibleError(fmt::format(
-            "{}: device {} peaks at {:.4g} M_B over {} iterations ({}), above --mem-limit {} "
-            "({:.4g} M_B)",
-            run.schedule.name, d, peaks[d], iterations.count, sync_name(iterations.sync),
-            rq.mem_limit, mem_limit));
+            "{}: device {} peaks at {} M_B over {} iterations ({}), above --mem-limit {} "
+            "({} M_B)",
+            run.schedule.name, d, human_number(peaks[d]), iterations.count,
+            sync_name(iterations.sync), rq.mem_limit, human_number(mem_limit)));
     }
   }
   if (rq.mem_capacity_bytes > 0) {
