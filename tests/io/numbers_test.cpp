@@ -26,7 +26,7 @@ TEST_CASE("human_number keeps the digits that mean something and never an expone
   CHECK(human_number(std::numeric_limits<double>::infinity()) == "inf");
 }
 
-TEST_CASE("human_ms rounds ticks as human_number; bytes, counts and percentages", "[io]") {
+TEST_CASE("human_ms rounds ticks as human_number, and bytes, counts and percentages", "[io]") {
   CHECK(human_ms(54'000'000) == "54");
   CHECK(human_ms(18'944'653'363) == "18944.7");
   CHECK(human_ms(1'500) == "0.0015");
