@@ -47,11 +47,6 @@ std::string moved_layout(int layers, int stages, int first, int last) {
   return layout_text(l);
 }
 
-// A searched schedule that takes --mem-limit: plan gives it the memory the device has.
-bool takes_mem_limit(const std::string& schedule) {
-  return schedule == "zb-auto" || schedule == "zb-v";
-}
-
 // The candidate's run; false with the reason when it could not run.
 bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity, Run* out) {
   try {
@@ -94,7 +89,7 @@ PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_re
   c.microbatches = global_per_replica / sh.b;
   c.layout = sh.layout;
   Run first;
-  if (!simulate_candidate(rq, c, capacity, &first) || !takes_mem_limit(c.schedule) ||
+  if (!simulate_candidate(rq, c, capacity, &first) || !takes_mem_limit(*find_schedule(c.schedule)) ||
       capacity <= 0 || first.costs.memory_unit_bytes <= 0)
     return c;
   // The search's own default limit leaves memory unused: run it again under what the fullest

@@ -158,3 +158,24 @@ TEST_CASE("plan gives zb-auto and zb-v the memory the device has room for", "[cl
   }
   CHECK(widened > 0);
 }
+
+TEST_CASE("without --mem-limit, zb-auto and zb-v stay within the device's capacity", "[cli][model]") {
+  // The last stage holds five layers and the logits: ZB-H1's peak, zb-auto's default limit,
+  // does not fit in 80 GiB there; the search is cut to what the capacity leaves room for.
+  const std::vector<std::string> base{"-p", "8", "-m", "24", "--model", "llama3-8b", "--device",
+                                      "h100", "--layout", "Et*3|t*4|t*4|t*4|t*4|t*4|t*4|t*5L",
+                                      "--json"};
+  auto args = [&](const char* schedule) {
+    std::vector<std::string> a{"simulate", "-s", schedule};
+    a.insert(a.end(), base.begin(), base.end());
+    return a;
+  };
+  CHECK(cli(args("zb-h1")).code == 5);
+  for (const char* s : {"zb-auto", "zb-v"}) {
+    CAPTURE(s);
+    const auto r = cli(args(s));
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& d : j["per_device"]) CHECK(d["peak_bytes"].get<double>() <= 80.0 * 1073741824.0);
+  }
+}
