@@ -33,6 +33,9 @@ struct PlanCandidate {
   int microbatches{0};
   int microbatch_size{0};
   std::string layout;
+  /// The --mem-limit a memory-limited search (zb-auto, zb-v) ran under: the activation memory
+  /// the device has room for beside its state, in M_B; "" = the schedule's own default.
+  std::string mem_limit;
   double iteration_time_ms{0};  ///< one iteration, first start to last end (all-reduce at the step)
   double cost_ms{0};            ///< the paper's cost (max span)
   double bubble_rate{0};

@@ -156,7 +156,7 @@ TEST_CASE("validate --json is one document, valid or not, with the exit code of 
   CHECK_THAT(b["violations"][0]["what"].get<std::string>(), Catch::Contains("missing 1B1"));
 }
 
-TEST_CASE("the JSON is alone on stdout: --ascii with --json is refused as a usage error", "[cli]") {
+TEST_CASE("a --json output is alone on stdout: --ascii --json is refused as a usage error", "[cli]") {
   const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--ascii", "--json"});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("--json excludes --ascii") || Catch::Contains("--ascii excludes --json"));
