@@ -25,16 +25,17 @@ namespace ppsim {
 
 namespace cli {
 
-void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
+void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-s,--schedule", o.schedules,
-                 "schedule name(s), comma-separated, or a schedule file (*.csv, *.json)")
+                 how_many == Schedules::many
+                     ? "schedule names, comma-separated, or schedule files (*.csv, *.json)"
+                     : "a schedule name or a schedule file (*.csv, *.json)")
       ->required();
-  auto* p = cmd.add_option("-p,--stages", o.devices, "pipeline devices (ranks)");
-  auto* m = cmd.add_option("-m,--microbatches", o.microbatches, "micro-batches per iteration");
-  if (require_shape) {
-    p->required();
-    m->required();
-  }
+  // NOTE: -p and -m are required unless -s is a schedule file (which carries its shape);
+  // require_shape() checks that after parsing, as the usage error CLI11 gives for ->required().
+  cmd.add_option("-p,--stages", o.devices, "pipeline devices (ranks); required for a name");
+  cmd.add_option("-m,--microbatches", o.microbatches,
+                 "micro-batches per iteration; required for a name");
   cmd.add_option("-v,--chunks", o.chunks, "stages per device (interleaved); default per schedule");
   cmd.add_option("--costs", o.costs,
                  "costs per device-stage: F=1,B=1,W=1,BW=..,FB=..,comm=0 (ms),MB=1,MW=0.5 (M_B)");
@@ -74,6 +75,18 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
   cmd.add_option("--slow", o.slow,
                  "device=D,factor=X: a straggler, device D's tasks take X times as long "
                  "(repeatable)");
+}
+
+void require_shape(const CLI::App& cmd, const RunOptions& o) {
+  bool all_files = !o.schedules.empty();
+  for_each_field(o.schedules, ',', [&](std::string_view item) {
+    all_files = all_files && is_schedule_file(item);
+    return true;
+  });
+  if (all_files) return;
+  for (const auto& [flag, given] : {std::pair{"--stages", o.devices.has_value()},
+                                    {"--microbatches", o.microbatches.has_value()}})
+    if (!given) throw CLI::RequiredError(cmd.get_option(flag)->get_name());
 }
 
 void add_pytorch_notation_option(CLI::App& cmd, std::string& notation) {
@@ -140,12 +153,17 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
   return w;
 }
 
-CostSpec resolve_costs(const RunOptions& o) {
+CostSpec resolve_costs(const RunOptions& o, Io io) {
   if (!o.costs_file.empty() && !o.calibrate.empty())
     throw ConfigError("--costs-file and --calibrate: give one of them");
   CostSpec spec;
   if (!o.costs_file.empty()) spec = load_cost_file(o.costs_file);
-  if (!o.calibrate.empty()) spec = calibrate::calibrated_costs(o.calibrate);
+  if (!o.calibrate.empty()) {
+    std::vector<std::string> warnings;
+    spec = calibrate::calibrated_costs(o.calibrate, &warnings, &io.progress);
+    if (!warnings.empty()) io.progress.finish();
+    for (const std::string& w : warnings) io.err << "ppsim: warning: calibrate: " << w << "\n";
+  }
   if (!o.costs.empty()) apply_costs(spec, o.costs);
   for (const std::string& slow : o.slow) spec.slow.push_back(parse_slow(slow));
   return spec;
@@ -206,11 +224,17 @@ std::string path_for(const std::string& path, const std::string& name, bool many
 } // namespace cli
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return run_cli(args, out, err, Terminal{});
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const Terminal& terminal) {
   CLI::App app{"ppsim: pipeline-parallel training schedule simulator"};
   app.name("ppsim");
   app.require_subcommand(1);
   app.set_version_flag("--version", "ppsim 0.1.0");
-  cli::Io io{out, err};
+  cli::ProgressReporter progress(err, terminal.err_is_terminal, terminal.clock);
+  cli::Io io{out, err, progress};
   cli::Action action;
   cli::add_core_commands(app, io, action);
   cli::add_calibrate_command(app, io, action);
@@ -246,8 +270,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const auto subs = app.get_subcommands();
     if (!subs.empty()) where = subs.front()->get_name();
     if (!action) return kExitOk;
-    return action();
+    // NOTE: execute streams its ranks' output and serve runs until stopped: no progress line.
+    if (where != "execute" && where != "serve") progress.start(where, !terminal.clock);
+    const int code = action();
+    progress.finish();
+    return code;
   } catch (const std::exception& e) {
+    progress.finish();
     const int code = exit_code_of(e);
     if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)
       err << fmt::format("ppsim: error: {}: out of memory: the problem is too large\n", where);

@@ -2,6 +2,7 @@
 // translation into a RunRequest, and the registration functions of each command file.
 #pragma once
 
+#include "cli/progress.hpp"
 #include "run/request.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run.hpp"
@@ -15,10 +16,12 @@
 
 namespace ppsim::cli {
 
-/// Where a command writes.
+/// Where a command writes. A long command calls progress.finish() before it prints results or
+/// warnings, so that the progress line is gone first.
 struct Io {
   std::ostream& out;
   std::ostream& err;
+  ProgressReporter& progress;
 };
 
 /// What the chosen subcommand does once parsing succeeded; returns the exit code. Errors are
@@ -62,15 +65,23 @@ void add_model_options(CLI::App& cmd, RunOptions& options);
 /// The workload of --model/--device, or nullopt without --model (--device alone is an error).
 [[nodiscard]] std::optional<WorkloadSpec> resolve_workload(const RunOptions& options);
 
-/// Adds the shared options to `cmd`. With `require_shape` false, -p and -m may be omitted (for a
-/// schedule file, which carries its own shape).
-void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = true);
+/// How many schedules a command's -s takes.
+enum class Schedules : std::uint8_t { one, many };
+
+/// Adds the shared options to `cmd`; -s takes one schedule or a comma list (`how_many`).
+/// -p and -m are not marked required: a schedule file carries its shape (see require_shape).
+void add_run_options(CLI::App& cmd, RunOptions& options, Schedules how_many);
+
+/// Throws CLI11's usage error (`--stages is required`, exit 2) when -s names a schedule (not
+/// only files) and -p or -m is missing. Call it first in the command's callback.
+void require_shape(const CLI::App& cmd, const RunOptions& options);
 
 /// Adds `--pytorch-notation new|old` (how a *.csv schedule file is read) to `cmd`.
 void add_pytorch_notation_option(CLI::App& cmd, std::string& notation);
 
-/// The cost spec: the cost file (or a calibration) first, then --costs overrides on top.
-[[nodiscard]] CostSpec resolve_costs(const RunOptions& options);
+/// The cost spec: the cost file (or a calibration) first, then --costs overrides on top. A
+/// calibration reports to io.progress, and its warnings (noisy timings) go to io.err.
+[[nodiscard]] CostSpec resolve_costs(const RunOptions& options, Io io);
 
 /// The request for one schedule of the options, with costs already resolved.
 [[nodiscard]] RunRequest to_request(const RunOptions& options, const std::string& schedule,
@@ -78,7 +89,8 @@ void add_pytorch_notation_option(CLI::App& cmd, std::string& notation);
 
 /// One request per schedule of the options' list (the costs and the model resolved once), as
 /// simulate (`allow_many` false: one schedule only) and compare build them.
-[[nodiscard]] std::vector<RunRequest> run_requests(const RunOptions& options, bool allow_many);
+[[nodiscard]] std::vector<RunRequest> run_requests(const RunOptions& options, bool allow_many,
+                                                   Io io);
 
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);

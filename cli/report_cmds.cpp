@@ -8,6 +8,7 @@
 #include "io/atomic_file.hpp"
 #include "io/baseline_file.hpp"
 #include "io/json_text.hpp"
+#include "io/numbers.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
 #include "run/check.hpp"
@@ -59,14 +60,15 @@ int run_sweep(const SweepOptions& o, Io io) {
   grid.microbatches = int_list(o.microbatches, "--microbatches");
   if (!o.chunks.empty()) grid.chunks = int_list(o.chunks, "--chunks");
   if (!o.mem_limits.empty()) grid.mem_limits = split_list(o.mem_limits, "--mem-limit");
-  const RunRequest base = to_request(o.run, "", resolve_costs(o.run));
-  const std::vector<SweepPoint> points = run_sweep(grid, base);
+  const RunRequest base = to_request(o.run, "", resolve_costs(o.run, io));
+  const std::vector<SweepPoint> points = run_sweep(grid, base, &io.progress);
   if (!o.html.empty())
     write_file_atomically(o.html, [&](std::ostream& f) {
       write_sweep_html(f, points, base.costs.source);
     });
   if (!o.svg.empty())
     write_file_atomically(o.svg, [&](std::ostream& f) { write_sweep_svg(f, points); });
+  io.progress.finish();
   if (o.json) io.out << sweep_json(points) << "\n";
   else if (o.csv) write_sweep_csv(io.out, points);
   else write_sweep_table(io.out, points);
@@ -131,8 +133,9 @@ std::vector<BaselineCase> starter_cases() {
 std::string diff_text(double expected, double got) {
   const double d = got - expected;
   if (d == 0) return "0";
-  std::string s = fmt::format("{:+.3g}", d);
-  if (expected != 0) s += fmt::format(" ({:+.3g}%)", 100 * d / std::abs(expected));
+  const auto signed_text = [](double x) { return (x < 0 ? "" : "+") + human_number(x); };
+  std::string s = signed_text(d);
+  if (expected != 0) s += fmt::format(" ({}%)", signed_text(100 * d / std::abs(expected)));
   return s;
 }
 
@@ -169,6 +172,7 @@ int run_check(const CheckOptions& o, Io io) {
   const bool update = o.update || o.init;
   const CheckResult result = check_baseline(
       baseline, o.baseline, o.tolerance_given ? std::optional<double>(o.tolerance) : std::nullopt);
+  io.progress.finish();
 
   if (o.json) {
     // One document on stdout; the exit code as without --json.
@@ -222,7 +226,7 @@ int run_check(const CheckOptions& o, Io io) {
     for (const MetricCheck& m : c.metrics) {
       if (!m.expected) {
         if (update)
-          io.out << fmt::format(fmt::runtime(row), c.name, m.metric, "-", json_number(m.got), "",
+          io.out << fmt::format(fmt::runtime(row), c.name, m.metric, "-", human_number(m.got), "",
                                 "new");
         continue;
       }
@@ -234,8 +238,10 @@ int run_check(const CheckOptions& o, Io io) {
         list += (list.empty() ? "" : ", ") + what;
         status = update ? "updated" : m.change == Change::worse ? "WORSE" : "BETTER";
       }
-      io.out << fmt::format(fmt::runtime(row), c.name, m.metric, json_number(*m.expected),
-                            json_number(m.got), diff_text(*m.expected, m.got), status);
+      // NOTE: the table rounds for reading; the diff column shows any change, however small,
+      // and the messages below keep the exact values (the baseline file's numbers).
+      io.out << fmt::format(fmt::runtime(row), c.name, m.metric, human_number(*m.expected),
+                            human_number(m.got), diff_text(*m.expected, m.got), status);
     }
     if (c.changed()) ++changed_cases;
     if (!worse_text.empty()) worse.push_back(fmt::format("'{}': {}", c.name, worse_text));

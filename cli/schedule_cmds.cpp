@@ -21,6 +21,7 @@ struct ExportOptions {
   RunOptions run;
   std::string format;
   std::string output;
+  bool json{false};
 };
 
 // Every violation with the grid, or the deadlock found by simulating with unit costs.
@@ -114,21 +115,28 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
   auto opts = std::make_shared<ExportOptions>();
   auto* exp = app.add_subcommand(
       "export", "write a schedule as a PyTorch compute-only CSV or a ppsim JSON file");
-  add_run_options(*exp, opts->run, false);
+  add_run_options(*exp, opts->run, Schedules::one);
   exp->add_option("--format", opts->format, "pytorch-csv (torch.distributed.pipelining) or json")
       ->required()
       ->check(CLI::IsMember({"pytorch-csv", "json"}));
-  exp->add_option("-o,--output", opts->output, "output file (written atomically); default stdout");
-  exp->callback([io, &action, opts] {
+  auto* output =
+      exp->add_option("-o,--output", opts->output, "output file (written atomically); default stdout");
+  // NOTE: without -o the schedule itself is the output (--format json for JSON), so --json, the
+  // outcome of writing a file, needs -o.
+  exp->add_flag("--json", opts->json, "with -o: print what was written as JSON (ppsim.export/1)")
+      ->needs(output);
+  exp->callback([io, &action, opts, exp] {
+    require_shape(*exp, opts->run);
     action = [io, opts] {
       const RunOptions& o = opts->run;
       if (!is_schedule_file(o.schedules) && o.schedules.find(',') != std::string::npos)
         throw ConfigError(
             fmt::format("--schedule '{}': export takes one schedule", o.schedules));
-      const RunRequest rq = to_request(o, o.schedules, resolve_costs(o));
+      const RunRequest rq = to_request(o, o.schedules, resolve_costs(o, io));
       const Schedule s =
           build_schedule(rq, resolve_mem_limit(rq.mem_limit, rq.devices.value_or(0), rq.costs));
       check_schedule(s, s.name);
+      io.progress.finish();
       const auto slots = opts->format == "pytorch-csv" ? pytorch_slots_of(rq)
                                                         : std::vector<PaddedRow>{};
       if (opts->output.empty()) {
@@ -140,6 +148,19 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
       }
       write_file_atomically(opts->output,
                             [&](std::ostream& f) { write_as(f, s, opts->format, slots); });
+      if (opts->json) {
+        nlohmann::ordered_json doc;
+        doc["schema"] = "ppsim.export/1";
+        doc["file"] = opts->output;
+        doc["schedule"] = s.name;
+        doc["format"] = opts->format;
+        doc["devices"] = s.devices;
+        doc["stages"] = s.stages();
+        doc["microbatches"] = s.microbatches;
+        doc["tasks"] = s.task_count();
+        io.out << doc.dump(2) << "\n";
+        return 0;
+      }
       io.out << fmt::format("{}: wrote schedule '{}' ({}, {} tasks on {} devices)\n",
                             opts->output, s.name, opts->format, s.task_count(), s.devices);
       return 0;

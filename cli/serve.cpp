@@ -112,10 +112,11 @@ Parsed parse(const QueryParams& query, const ServeConfig& config) {
   CLI::App app{"ppsim compare (served)"};
   app.name(std::string(command));
   app.set_help_flag();  // `help=` is not a request for the usage text here
-  add_run_options(app, p.options, false);
+  add_run_options(app, p.options, Schedules::many);
   try {
     std::vector<std::string> reversed(p.arguments.rbegin(), p.arguments.rend());
     app.parse(reversed);
+    require_shape(app, p.options);
   } catch (const CLI::ParseError& e) {
     p.error = fmt::format("ppsim: error: {}: {}\nRun 'ppsim {} --help' for usage.\n", command,
                           e.what(), command);
@@ -153,7 +154,10 @@ HttpAnswer api_timeline(const QueryParams& query, const ServeConfig& config) {
   const Parsed p = parse(query, config);
   if (!p.error.empty()) return text(400, p.error);
   try {
-    const Comparison comparison = run_compare(run_requests(p.options, true));
+    // A served request has no terminal and no calibration (refused above): nothing to report.
+    std::ostringstream out, err;
+    ProgressReporter silent(err, false);
+    const Comparison comparison = run_compare(run_requests(p.options, true, {out, err, silent}));
     return {200, "application/json", report_data_json(comparison, "ppsim playground")};
   } catch (const std::exception& e) {
     return text(exit_code_of(e) == kExitInternal ? 500 : 400, error_text(e));

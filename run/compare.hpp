@@ -3,6 +3,7 @@
 #pragma once
 
 #include "run/request.hpp"
+#include "sim/progress.hpp"
 #include "sim/run.hpp"
 
 #include <span>
@@ -43,8 +44,11 @@ struct Comparison {
 /// Runs each request. One that is infeasible (InfeasibleError: above the memory limit, or no
 /// schedule within it) keeps its row with the reason and least_mem_limit(); every other error
 /// (a bad value, an invalid schedule) is thrown as from run_request. With jitter, each run's
-/// samples also count its wins over the others' samples (SampleSummary::wins).
-[[nodiscard]] Comparison run_compare(std::span<const RunRequest> requests);
+/// samples also count its wins over the others' samples (SampleSummary::wins). Each schedule
+/// started is
+/// reported to `progress` ("schedules").
+[[nodiscard]] Comparison run_compare(std::span<const RunRequest> requests,
+                                     Progress* progress = nullptr);
 
 /// The least memory limit, M_B units, under which the request runs (its --mem-limit ignored):
 /// a handcrafted schedule's (or a file's) own peak, over all iterations; for an automatic one,

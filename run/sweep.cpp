@@ -48,7 +48,8 @@ std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
   return points;
 }
 
-std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base) {
+std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
+                                  Progress* progress) {
   for (const auto& name : grid.schedules)
     if (!is_schedule_file(name) && find_schedule(name) == nullptr)
       throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", name,
@@ -59,7 +60,9 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base)
   for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, probe);
 
   std::vector<SweepPoint> points = expand_sweep_grid(grid);
+  std::size_t done = 0;
   for (SweepPoint& pt : points) {
+    report(progress, "points", done++, points.size());
     RunRequest rq = base;
     rq.schedule = pt.schedule;
     rq.devices = pt.devices;
@@ -90,6 +93,7 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base)
       pt.reason = e.what();
     }
   }
+  report(progress, "points", points.size(), points.size());
   return points;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "run/request.hpp"
+#include "sim/progress.hpp"
 
 #include <cstddef>
 #include <string>
@@ -62,7 +63,9 @@ struct SweepPoint {
 /// Expands the grid and runs every point with `base`'s costs and iterations (its schedule and
 /// shape are the point's). A point's InfeasibleError, ScheduleError or ConfigError becomes its
 /// status and reason; an unknown schedule name or a malformed memory limit, wrong for every
-/// point, is thrown (ConfigError) before anything runs.
-[[nodiscard]] std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base);
+/// point, is thrown (ConfigError) before anything runs. Each finished point is reported to
+/// `progress` ("points").
+[[nodiscard]] std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
+                                                Progress* progress = nullptr);
 
 } // namespace ppsim

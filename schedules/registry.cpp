@@ -91,6 +91,10 @@ std::span<const ScheduleInfo> schedule_registry() {
   return table;
 }
 
+bool takes_mem_limit(const ScheduleInfo& info) {
+  return info.name == "zb-auto" || info.name == "zb-v";
+}
+
 const ScheduleInfo* find_schedule(std::string_view name) {
   for (const auto& info : schedule_registry()) {
     if (info.name == name) return &info;

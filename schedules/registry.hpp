@@ -59,6 +59,9 @@ struct ScheduleInfo {
 
 /// The entry for a name or alias, or null.
 [[nodiscard]] const ScheduleInfo* find_schedule(std::string_view name);
+/// Whether --mem-limit steers the schedule's search (zb-auto, zb-v; zb-1p and zb-2p fix their
+/// own limit).
+[[nodiscard]] bool takes_mem_limit(const ScheduleInfo& info);
 
 /// Builds a schedule by name. Throws ConfigError for an unknown name (listing the valid ones)
 /// or a shape the generator does not support (naming the values).

@@ -42,12 +42,17 @@ public:
         multi_chunk_(run.schedule.chunks() > 1) {}
 
   void write() {
+    // NOTE: no displayTimeUnit: older Perfetto versions read it as the unit of ts.
     std::string& b = sink_.buf();
-    b += "{\"displayTimeUnit\":\"ms\",\n\"otherData\":";
-    write_other_data();
-    b += ",\n\"traceEvents\":[";
+    b += "{\"otherData\":{\"schema\":\"ppsim.trace/1\",";
+    write_summary();
+    b += "},\n\"traceEvents\":[";
     index_comms();
-    for (int d = 0; d < tl_.devices; ++d) write_metadata(d);
+    for (int d = 0; d < tl_.devices; ++d) {
+      write_metadata(pid_of(d), device_name(d), "compute", d);
+      for (int lane = 0; lane < comm_lanes_[ix(d)]; ++lane) write_comm_thread_name(d, lane);
+    }
+    write_summary_track();
     memory_ = memory_series(tl_, run_.costs);
     for (int d = 0; d < tl_.devices; ++d) write_device(d);
     sink_.buf() += "\n]}\n";
@@ -80,11 +85,19 @@ private:
     return b;
   }
 
-  void write_other_data() {
+  // Perfetto's importer treats pid 0 specially: device d is process d + 1.
+  static int pid_of(int device) { return device + 1; }
+  static std::string device_name(int device) { return "device " + std::to_string(device); }
+  // The run's own process, after the devices'.
+  int summary_pid() const { return tl_.devices + 1; }
+
+  // "parameters":{...},"metrics":{...}: in otherData for chrome://tracing and as the args of the
+  // summary slice, since Perfetto's JSON importer drops otherData.
+  void write_summary() {
     std::string& b = sink_.buf();
     const Metrics& m = run_.metrics;
     const auto ms = [](Ticks t) { return ticks_to_ms(t); };
-    b += "{\"schema\":\"ppsim.trace/1\",\"parameters\":{";
+    b += "\"parameters\":{";
     bool first = true;
     for (const auto& [key, value] : run_.parameters) {
       if (!first) b += ',';
@@ -124,44 +137,74 @@ private:
       field("comm_wait_ms", ms(dm.comm_wait), false);
       b += '}';
     }
-    b += "]}}";
+    b += "]}";
   }
 
-  void write_metadata(int d) {
+  // A process "run" listed first, whose one slice spans the run and carries the summary.
+  void write_summary_track() {
+    write_metadata(summary_pid(), "run", "parameters and metrics", -1);
+    std::string& b = event();
+    b += "{\"name\":\"run\",\"cat\":\"summary\",\"ph\":\"X\",\"ts\":0,\"dur\":";
+    append_ticks_us(b, run_.metrics.makespan);
+    b += ",\"pid\":";
+    append_int(b, summary_pid());
+    b += ",\"tid\":0,\"args\":{";
+    write_summary();
+    b += "}}";
+  }
+
+  void write_metadata(int pid, const std::string& process, const char* thread, int sort_index) {
     const auto meta = [&](const char* name, const char* arg_key) -> std::string& {
       std::string& b = event();
       b += "{\"name\":\"";
       b += name;
       b += "\",\"ph\":\"M\",\"ts\":0,\"pid\":";
-      append_int(b, d);
+      append_int(b, pid);
       b += ",\"tid\":0,\"args\":{\"";
       b += arg_key;
       b += "\":";
       return b;
     };
     std::string& b1 = meta("process_name", "name");
-    b1 += "\"device ";
-    append_int(b1, d);
-    b1 += "\"}}";
+    append_json_string(b1, process);
+    b1 += "}}";
     std::string& b2 = meta("process_sort_index", "sort_index");
-    append_int(b2, d);
+    append_int(b2, sort_index);
     b2 += "}}";
     std::string& b3 = meta("thread_name", "name");
-    b3 += "\"compute\"}}";
-    if (sends_slices_[ix(d)]) {
-      std::string& b4 = event();
-      b4 += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
-      append_int(b4, d);
-      b4 += ",\"tid\":1,\"args\":{\"name\":\"comm\"}}";
+    append_json_string(b3, thread);
+    b3 += "}}";
+  }
+
+  // The sender's threads for the messages that take time: "comm" (tid 1), and "comm 2", ...
+  // (tid 2, ...) for messages in flight while an earlier one still is, since slices of one
+  // thread must not overlap.
+  void write_comm_thread_name(int d, int lane) {
+    std::string& b = event();
+    b += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
+    append_int(b, pid_of(d));
+    b += ",\"tid\":";
+    append_int(b, 1 + lane);
+    b += ",\"args\":{\"name\":\"comm";
+    if (lane > 0) {
+      b += ' ';
+      append_int(b, lane + 1);
     }
+    b += "\"}}";
   }
 
   // A message that takes time is a slice on its sender's comm track.
-  [[nodiscard]] bool has_slice(const CommEvent& c) const { return c.arrive > c.start; }
+  [[nodiscard]] static bool has_slice(const CommEvent& c) { return c.arrive > c.start; }
 
   // The devices of a message: those of its producer and of its consumer.
   [[nodiscard]] int sender(const CommEvent& c) const { return tl_.device_of(c.from); }
   [[nodiscard]] int receiver(const CommEvent& c) const { return tl_.device_of(c.to); }
+
+  // Where a flow binds: a point strictly inside the slice, so that no viewer can take the
+  // neighbouring slice that ends or starts at the same time.
+  static bool has_inner_point(const TaskRun& r) { return r.end - r.start >= 2; }
+  static Ticks flow_start_ts(const TaskRun& r) { return has_inner_point(r) ? r.end - 1 : r.end; }
+  static Ticks flow_end_ts(const TaskRun& r) { return has_inner_point(r) ? r.start + 1 : r.start; }
 
   // Per device, the comms it sends and receives (CSR, in comm order).
   void index_comms() {
@@ -180,11 +223,32 @@ private:
     in_list_.resize(tl_.comms.size());
     std::vector<std::uint32_t> o(out_begin_.begin(), out_begin_.end() - 1);
     std::vector<std::uint32_t> i(in_begin_.begin(), in_begin_.end() - 1);
-    sends_slices_.assign(P, false);
     for (std::uint32_t c = 0; c < tl_.comms.size(); ++c) {
       out_list_[o[ix(sender(tl_.comms[c]))]++] = c;
       in_list_[i[ix(receiver(tl_.comms[c]))]++] = c;
-      if (has_slice(tl_.comms[c])) sends_slices_[ix(sender(tl_.comms[c]))] = true;
+    }
+    // Each sender's messages on its comm lanes: in order of their start, each on the first lane
+    // free by then.
+    lane_.assign(tl_.comms.size(), 0);
+    comm_lanes_.assign(P, 0);
+    std::vector<std::uint32_t> mine;
+    std::vector<Ticks> lane_end;
+    for (std::size_t d = 0; d < P; ++d) {
+      mine.clear();
+      for (std::uint32_t k = out_begin_[d]; k < out_begin_[d + 1]; ++k)
+        if (has_slice(tl_.comms[out_list_[k]])) mine.push_back(out_list_[k]);
+      std::sort(mine.begin(), mine.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return std::pair{tl_.comms[a].start, a} < std::pair{tl_.comms[b].start, b};
+      });
+      lane_end.clear();
+      for (const std::uint32_t c : mine) {
+        std::size_t lane = 0;
+        while (lane < lane_end.size() && lane_end[lane] > tl_.comms[c].start) ++lane;
+        if (lane == lane_end.size()) lane_end.push_back(0);
+        lane_end[lane] = tl_.comms[c].arrive;
+        lane_[c] = static_cast<int>(lane);
+      }
+      comm_lanes_[d] = static_cast<int>(lane_end.size());
     }
   }
 
@@ -196,23 +260,27 @@ private:
       events_.push_back(Ev{tl_.runs[ix(r)].start, 2 * std::int64_t{r},
                            static_cast<std::uint32_t>(r), 2, Type::slice});
     }
-    // A flow start sits at its producer's end: before a slice starting at that time (rank 0),
-    // unless the producer has no duration and must itself come first.
+    // A flow start sits 1 ns before its producer's end, inside the producer's slice and not
+    // at the next one's start. A producer shorter than 2 ns has no such point: the start is at
+    // its end, before a slice starting then (rank 0), unless it has no duration and must
+    // itself come first.
     for (std::uint32_t k = out_begin_[ix(d)]; k < out_begin_[ix(d) + 1]; ++k) {
       const std::uint32_t c = out_list_[k];
       const TaskRun& p = tl_.runs[ix(tl_.comms[c].from)];
-      const bool empty = p.end == p.start;
-      events_.push_back(Ev{p.end, 2 * std::int64_t{tl_.comms[c].from} + 1, c,
-                           static_cast<std::uint8_t>(empty ? 2 : 0), Type::flow_start});
+      const bool first = p.end == p.start || has_inner_point(p);
+      events_.push_back(Ev{flow_start_ts(p), 2 * std::int64_t{tl_.comms[c].from} + 1, c,
+                           static_cast<std::uint8_t>(first ? 2 : 0), Type::flow_start});
       // The message on the comm track (tid 1): after everything of tid 0 at its start.
       if (has_slice(tl_.comms[c]))
         events_.push_back(Ev{tl_.comms[c].start, std::int64_t{c}, c, 3, Type::message});
     }
-    // A flow end binds to the enclosing slice: right after its consumer's slice.
+    // A flow end binds to the enclosing slice (bp "e"): 1 ns after its consumer's start, or
+    // right after the consumer's slice when that is shorter than 2 ns.
     for (std::uint32_t k = in_begin_[ix(d)]; k < in_begin_[ix(d) + 1]; ++k) {
       const std::uint32_t c = in_list_[k];
-      events_.push_back(Ev{tl_.runs[ix(tl_.comms[c].to)].start,
-                           2 * std::int64_t{tl_.comms[c].to} + 1, c, 2, Type::flow_end});
+      const TaskRun& r = tl_.runs[ix(tl_.comms[c].to)];
+      events_.push_back(Ev{flow_end_ts(r), 2 * std::int64_t{tl_.comms[c].to} + 1, c, 2,
+                           Type::flow_end});
     }
     const auto& series = memory_[ix(d)];
     for (std::size_t k = 0; k < series.size(); ++k) {
@@ -259,7 +327,7 @@ private:
     b += ",\"dur\":";
     append_ticks_us(b, r.end - r.start);
     b += ",\"pid\":";
-    append_int(b, device);
+    append_int(b, pid_of(device));
     b += ",\"tid\":0,\"args\":{\"task\":";
     append_json_string(b, to_string(t));
     b += ",\"stage\":";
@@ -301,9 +369,9 @@ private:
     append_int(b, c);
     b += ",\"ts\":";
     const TaskRun& r = tl_.runs[ix(start ? comm.from : comm.to)];
-    append_ticks_us(b, start ? r.end : r.start);
+    append_ticks_us(b, start ? flow_start_ts(r) : flow_end_ts(r));
     b += ",\"pid\":";
-    append_int(b, start ? sender(comm) : receiver(comm));
+    append_int(b, pid_of(start ? sender(comm) : receiver(comm)));
     b += ",\"tid\":0}";
   }
 
@@ -317,8 +385,10 @@ private:
     b += ",\"dur\":";
     append_ticks_us(b, comm.arrive - comm.start);
     b += ",\"pid\":";
-    append_int(b, device);
-    b += ",\"tid\":1,\"args\":{\"to_device\":";
+    append_int(b, pid_of(device));
+    b += ",\"tid\":";
+    append_int(b, 1 + lane_[c]);
+    b += ",\"args\":{\"to_device\":";
     append_int(b, receiver(comm));
     b += ",\"bytes\":";
     append_json_number(b, comm.bytes);
@@ -334,7 +404,7 @@ private:
     b += "{\"name\":\"activation memory\",\"ph\":\"C\",\"ts\":";
     append_ticks_us(b, p.time);
     b += ",\"pid\":";
-    append_int(b, d);
+    append_int(b, pid_of(d));
     b += ",\"args\":{\"M_B\":";
     append_json_number(b, p.value);
     b += "}}";
@@ -345,7 +415,7 @@ private:
       b2 += "{\"name\":\"activation memory (bytes)\",\"ph\":\"C\",\"ts\":";
       append_ticks_us(b2, p.time);
       b2 += ",\"pid\":";
-      append_int(b2, d);
+      append_int(b2, pid_of(d));
       b2 += ",\"args\":{\"bytes\":";
       append_json_number(b2, std::round(p.value * run_.costs.memory_unit_bytes));
       b2 += "}}";
@@ -359,7 +429,8 @@ private:
   bool multi_chunk_;
   bool first_event_{true};
   std::vector<std::uint32_t> out_begin_, in_begin_, out_list_, in_list_;
-  std::vector<bool> sends_slices_;  // per device: whether its comm track has a slice
+  std::vector<int> lane_;        // per message with a slice: its comm lane (tid 1 + lane)
+  std::vector<int> comm_lanes_;  // per device: how many comm lanes it uses
   std::vector<std::vector<MemoryPoint>> memory_;
   std::vector<Ev> events_;
 };

@@ -2,6 +2,7 @@
 // for readers without JavaScript.
 #include "viz/html_report.hpp"
 
+#include "io/numbers.hpp"
 #include "viz/page_assets.hpp"
 #include "viz/report_data.hpp"
 #include "viz/svg.hpp"
@@ -18,8 +19,8 @@ namespace {
 
 std::string esc(std::string_view s) { return xml_escaped(s); }
 
-std::string percent(double x) { return fmt::format("{:.2f}%", 100.0 * x); }
-std::string memory_text(double mb) { return fmt::format("{:.4g}", mb); }
+std::string percent(double x) { return human_percent(x); }
+std::string memory_text(double mb) { return human_number(mb); }
 
 // The metrics as a plain table, inside <noscript>: what a reader without JavaScript sees.
 void summary_table(std::ostream& out, std::span<const Run> runs,
@@ -35,11 +36,11 @@ void summary_table(std::ostream& out, std::span<const Run> runs,
                        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        esc(r.schedule.name), r.schedule.devices,
                        r.schedule.microbatches / std::max(1, r.iterations.options.count),
-                       r.schedule.chunks(), r.timeline.runs.size(), ticks_to_ms_text(m.makespan),
-                       ticks_to_ms_text(m.cost), ticks_to_ms_text(m.ideal), percent(m.bubble_rate),
+                       r.schedule.chunks(), r.timeline.runs.size(), human_ms(m.makespan),
+                       human_ms(m.cost), human_ms(m.ideal), percent(m.bubble_rate),
                        percent(m.bubble_over_ideal), percent(m.idle_fraction),
                        memory_text(m.peak_memory),
-                       r.has_lower_bound() ? ticks_to_ms_text(r.lower_bound) : "-",
+                       r.has_lower_bound() ? human_ms(r.lower_bound) : "-",
                        r.has_lower_bound() ? percent(r.optimality_gap) : "-");
   }
   for (const CompareRow* c : not_run)

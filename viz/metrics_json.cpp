@@ -1,5 +1,6 @@
 // Metrics as JSON and as text tables.
 #include "viz/metrics_json.hpp"
+#include "io/numbers.hpp"
 
 
 #include <algorithm>
@@ -120,8 +121,8 @@ ojson to_json(const Run& run) {
   return j;
 }
 
-std::string percent(double x) { return fmt::format("{:.2f}%", 100.0 * x); }
-std::string memory(double x) { return fmt::format("{:.4g}", x); }
+std::string percent(double x) { return human_percent(x); }
+std::string memory(double x) { return human_number(x); }
 
 } // namespace
 
@@ -138,9 +139,9 @@ std::string metrics_json_array(std::span<const Run> runs) {
 void write_run_report(std::ostream& out, const Run& run) {
   const Metrics& m = run.metrics;
   for (const auto& [key, value] : run.parameters) out << fmt::format("{:<13} {}\n", key, value);
-  out << fmt::format("{:<13} {} ms\n", "makespan", ticks_to_ms_text(m.makespan));
-  out << fmt::format("{:<13} {} ms   (max per-device span)\n", "cost", ticks_to_ms_text(m.cost));
-  out << fmt::format("{:<13} {} ms   (max per-device busy)\n", "ideal", ticks_to_ms_text(m.ideal));
+  out << fmt::format("{:<13} {} ms\n", "makespan", human_ms(m.makespan));
+  out << fmt::format("{:<13} {} ms   (max per-device span)\n", "cost", human_ms(m.cost));
+  out << fmt::format("{:<13} {} ms   (max per-device busy)\n", "ideal", human_ms(m.ideal));
   out << fmt::format("{:<13} {}   (cost - ideal) / cost\n", "bubble rate", percent(m.bubble_rate));
   out << fmt::format("{:<13} {}   (cost - ideal) / ideal\n", "bubble/ideal",
                      percent(m.bubble_over_ideal));
@@ -148,15 +149,15 @@ void write_run_report(std::ostream& out, const Run& run) {
   if (run.has_lower_bound())
     out << fmt::format("{:<13} {} ms   (no order of these tasks within {} M_B is cheaper; gap "
                        "(cost - bound) / cost {})\n",
-                       "lower bound", ticks_to_ms_text(run.lower_bound),
+                       "lower bound", human_ms(run.lower_bound),
                        memory(run.bound_mem_limit), percent(run.optimality_gap));
   out << fmt::format("{:<13} {} M_B", "peak memory", memory(m.peak_memory));
-  if (m.peak_memory_bytes > 0) out << fmt::format("  ({:.4g} MiB)", m.peak_memory_bytes / 1048576.0);
+  if (m.peak_memory_bytes > 0) out << fmt::format("  ({})", human_bytes(m.peak_memory_bytes));
   out << "\n";
   if (run.iterations.options.requested()) {
     out << fmt::format("{:<13} {} ms   (steady state: between the ends of the last two of {} "
                        "iterations, {})\n",
-                       "iteration", ticks_to_ms_text(run.iterations.iteration_time), iteration_count(run),
+                       "iteration", human_ms(run.iterations.iteration_time), iteration_count(run),
                        sync_name(run.iterations.options.sync));
     out << fmt::format("{:<13} {} M_B   (peak over all iterations)\n", "peak (all)",
                        memory(peak_all_iterations(run)));
@@ -164,9 +165,9 @@ void write_run_report(std::ostream& out, const Run& run) {
   if (run.samples) {
     const SampleSummary& s = *run.samples;
     const auto line = [&](std::string_view name, const Distribution& d) {
-      out << fmt::format("{:<13} mean {:.6g}  p50 {:.6g}  p90 {:.6g}  p99 {:.6g}  min {:.6g}  "
-                         "max {:.6g} ms\n",
-                         name, d.mean, d.p50, d.p90, d.p99, d.min, d.max);
+      out << fmt::format("{:<13} mean {}  p50 {}  p90 {}  p99 {}  min {}  max {} ms\n", name,
+                         human_number(d.mean), human_number(d.p50), human_number(d.p90),
+                         human_number(d.p99), human_number(d.min), human_number(d.max));
     };
     out << fmt::format("{:<13} {} (jitter cv {:g}, seed {})\n", "samples", s.count, s.cv, s.seed);
     line("cost", s.cost_ms);
@@ -180,11 +181,10 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << (comm ? fmt::format(" {:>9} {:>14} {:>13}\n", "messages", "bytes_sent", "comm_wait_ms")
                : std::string("\n"));
   for (const DeviceMetrics& d : m.per_device) {
-    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", d.device, ticks_to_ms_text(d.busy),
-                       ticks_to_ms_text(d.span), ticks_to_ms_text(d.idle), memory(d.peak_memory));
+    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", d.device, human_ms(d.busy),
+                       human_ms(d.span), human_ms(d.idle), memory(d.peak_memory));
     out << (comm ? fmt::format(" {:>9} {:>14} {:>13}\n", d.p2p_messages,
-                               fmt::format("{:.6g}", d.p2p_bytes_sent),
-                               ticks_to_ms_text(d.comm_wait))
+                               human_bytes(d.p2p_bytes_sent), human_ms(d.comm_wait))
                  : std::string("\n"));
   }
 }
@@ -262,18 +262,19 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
     out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                        r.schedule.name, r.schedule.devices,
                        r.schedule.microbatches / iteration_count(r), r.schedule.chunks(),
-                       ticks_to_ms_text(m.makespan), ticks_to_ms_text(m.cost), ticks_to_ms_text(m.ideal),
+                       human_ms(m.makespan), human_ms(m.cost), human_ms(m.ideal),
                        percent(m.bubble_rate), percent(m.bubble_over_ideal),
                        percent(m.idle_fraction), memory(m.peak_memory));
     if (bounds)
-      out << (r.has_lower_bound() ? fmt::format(" {:>12} {:>7}", ticks_to_ms_text(r.lower_bound),
+      out << (r.has_lower_bound() ? fmt::format(" {:>12} {:>7}", human_ms(r.lower_bound),
                                                 percent(r.optimality_gap))
                                   : fmt::format(" {:>12} {:>7}", "-", "-"));
-    if (iterations) out << fmt::format(" {:>12}", ticks_to_ms_text(r.iterations.iteration_time));
+    if (iterations) out << fmt::format(" {:>12}", human_ms(r.iterations.iteration_time));
     if (samples) {
       if (r.samples) {
         const Distribution& d = r.samples->cost_ms;
-        out << fmt::format(" {:>10.6g} {:>10.6g} {:>10.6g} {:>10.6g}", d.mean, d.p50, d.p90, d.p99);
+        out << fmt::format(" {:>10} {:>10} {:>10} {:>10}", human_number(d.mean),
+                           human_number(d.p50), human_number(d.p90), human_number(d.p99));
       } else {
         out << fmt::format(" {:>10} {:>10} {:>10} {:>10}", "-", "-", "-", "-");
       }

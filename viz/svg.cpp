@@ -5,6 +5,7 @@
 #include "sim/metrics.hpp"
 #include "sim/schedule.hpp"
 #include "viz/metrics_json.hpp"
+#include "io/numbers.hpp"
 
 #include <algorithm>
 #include <array>
@@ -115,7 +116,7 @@ double nice_ceiling(double x) {
   return 10 * power;
 }
 
-std::string tick_label(double x) { return fmt::format("{:.4g}", x); }
+std::string tick_label(double x) { return human_number(x); }
 
 // `<svg xmlns=.. class=.. width=.. height=.. viewBox=..` (the tag left open for more attributes).
 void open_svg(std::string& s, std::string_view cls, double w, double h) {
@@ -264,8 +265,7 @@ private:
         rect(s, "idle", x_of(runs[i - 1].end), y, static_cast<double>(gap) * scale_, idle_fill);
         s += "><title>";
         append_xml_escaped(s, fmt::format("device {}: idle {} ms (from {} ms)", d,
-                                          ticks_to_ms_text(gap),
-                                          ticks_to_ms_text(runs[i - 1].end - t0_)));
+                                          human_ms(gap), human_ms(runs[i - 1].end - t0_)));
         s += "</title></rect>\n";
         comm_waits(s, d, y, runs[i - 1].end, r.start);
       }
@@ -279,8 +279,7 @@ private:
       s += "><title>";
       append_xml_escaped(s, fmt::format("device {}: {}: {}; start {} ms, duration {} ms", d,
                                         to_string(t), task_text(t),
-                                        ticks_to_ms_text(r.start - t0_),
-                                        ticks_to_ms_text(r.end - r.start)));
+                                        human_ms(r.start - t0_), human_ms(r.end - r.start)));
       s += "</title></rect>\n";
       const std::string label = t.kind == Kind::FB
                                     ? fmt::format("{}+{}", t.microbatch, t.microbatch2)
@@ -368,8 +367,8 @@ private:
              static_cast<double>(e - c), task_fill(kind, 0, 1));
         s += "><title>";
         append_xml_escaped(s, fmt::format("device {}: mostly {} from {} ms to {} ms", d,
-                                          kind_name(kind), ticks_to_ms_text(edge(c) - t0_),
-                                          ticks_to_ms_text(edge(e) - t0_)));
+                                          kind_name(kind), human_ms(edge(c) - t0_),
+                                          human_ms(edge(e) - t0_)));
         s += "</title></rect>\n";
       }
       c = e;
@@ -398,7 +397,7 @@ private:
       attr(text, "x", x);
       attr(text, "y", y + 14);
       text += '>';
-      text += ticks_to_ms_text(t);
+      text += human_ms(t);
       text += "</text>\n";
       if (step <= 0 || t > span_ - step) break;
     }
@@ -426,7 +425,7 @@ private:
   std::vector<Ticks> cover_;
 };
 
-std::string percent_text(double x) { return fmt::format("{:.2f}%", 100.0 * x); }
+std::string percent_text(double x) { return human_percent(x); }
 
 // The legend of a picture: a swatch per kind and chunk that occurs, then idle.
 void legend(std::string& s, std::span<const Run> runs, double y, double width, bool comm_waits) {
@@ -732,12 +731,12 @@ void write_timelines_picture(std::ostream& out, std::span<const Run> runs,
     body += " font-size=\"13\"><tspan font-weight=\"bold\">";
     append_xml_escaped(body, r.schedule.name);
     body += "</tspan>";
-    append_xml_escaped(body, fmt::format("  p={} m={} v={}{}: cost {} ms, bubble rate {}, peak {:.4g} M_B",
+    append_xml_escaped(body, fmt::format("  p={} m={} v={}{}: cost {} ms, bubble rate {}, peak {} M_B",
                                          r.schedule.devices, r.schedule.microbatches / iterations,
                                          r.schedule.chunks(),
                                          iterations > 1 ? fmt::format(" x{} iterations", iterations) : "",
-                                         ticks_to_ms_text(m.cost), percent_text(m.bubble_rate),
-                                         m.peak_memory));
+                                         human_ms(m.cost), percent_text(m.bubble_rate),
+                                         human_number(m.peak_memory)));
     body += "</text>\n";
     tl.write_body(body, y + title_h - top);
     y += title_h - top + tl.height();

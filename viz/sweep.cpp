@@ -3,6 +3,7 @@
 
 #include "io/json_text.hpp"
 #include "viz/html_report.hpp"
+#include "io/numbers.hpp"
 #include "viz/svg.hpp"
 
 #include <algorithm>
@@ -33,7 +34,8 @@ std::string limit_text(const std::string& m) { return m.empty() ? "none" : m; }
 // The reason a point did not run, with the least limit that works when it is known.
 std::string reason_text(const SweepPoint& pt) {
   if (pt.least_mem_limit < 0) return pt.reason;
-  return fmt::format("{}; the least limit that works: {:.4g} M_B", pt.reason, pt.least_mem_limit);
+  return fmt::format("{}; the least limit that works: {} M_B", pt.reason,
+                     human_number(pt.least_mem_limit));
 }
 
 } // namespace
@@ -47,9 +49,9 @@ void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points) {
     out << fmt::format("{:<18} {:>4} {:>5} {:>7} {:>9} {:<10} {:>12} {:>8} {:>8}  {}\n",
                        pt.schedule, pt.devices, pt.microbatches,
                        ok ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
-                       limit_text(pt.mem_limit), sweep_status_name(pt.status), ok ? json_number(pt.cost_ms) : "-",
-                       ok ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
-                       ok ? fmt::format("{:.4g}", pt.peak_memory) : "-", reason_text(pt));
+                       limit_text(pt.mem_limit), sweep_status_name(pt.status), ok ? human_number(pt.cost_ms) : "-",
+                       ok ? human_percent(pt.bubble_rate) : "-",
+                       ok ? human_number(pt.peak_memory) : "-", reason_text(pt));
   }
 }
 
@@ -140,9 +142,9 @@ std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points) {
     auto& mp = mem_points[mem_name];
     if (!pt.ok()) continue;
     const std::string tip =
-        fmt::format("{} m={} mem limit {}: bubble {:.2f}%, cost {} ms, peak {:.4g} M_B", name,
-                    pt.microbatches, limit_text(pt.mem_limit), 100 * pt.bubble_rate,
-                    json_number(pt.cost_ms), pt.peak_memory);
+        fmt::format("{} m={} mem limit {}: bubble {}, cost {} ms, peak {} M_B", name,
+                    pt.microbatches, limit_text(pt.mem_limit), human_percent(pt.bubble_rate),
+                    human_number(pt.cost_ms), human_number(pt.peak_memory));
     s.x.push_back(pt.microbatches);
     s.y.push_back(100 * pt.bubble_rate);
     s.tips.push_back(tip);
@@ -236,9 +238,9 @@ void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
         xml_escaped(pt.schedule), pt.devices, pt.microbatches,
         good ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
         xml_escaped(limit_text(pt.mem_limit)), good ? "status-ok" : "status-bad",
-        sweep_status_name(pt.status), good ? json_number(pt.cost_ms) : "-",
-        good ? fmt::format("{:.2f}%", 100 * pt.bubble_rate) : "-",
-        good ? fmt::format("{:.4g}", pt.peak_memory) : "-", xml_escaped(reason_text(pt)));
+        sweep_status_name(pt.status), good ? human_number(pt.cost_ms) : "-",
+        good ? human_percent(pt.bubble_rate) : "-", good ? human_number(pt.peak_memory) : "-",
+        xml_escaped(reason_text(pt)));
   }
   page << "</table>\n";
   write_html_tail(page);

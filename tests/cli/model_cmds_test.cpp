@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 using namespace ppsim;
@@ -128,4 +129,53 @@ TEST_CASE("plan's winner fits and is never slower than any candidate it lists", 
                          "--global-batch", "8", "--schedules", "1f1b"});
   CHECK(none.code == 5);
   CHECK_THAT(none.out, Contains("no candidate fits in memory"));
+}
+
+TEST_CASE("plan gives zb-auto and zb-v the memory the device has room for", "[cli][model]") {
+  // At 80 GiB the searches' own default limit (ZB-H1's peak) leaves most of the device unused.
+  const auto r = cli({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
+                      "--global-batch", "24", "--schedules", "zb-auto,zb-v,zb-h1", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  int widened = 0;
+  std::map<std::pair<std::string, std::pair<int, int>>, double> zbh1;
+  for (const auto& c : j["candidates"])
+    if (c["schedule"] == "zb-h1" && c["fits"] == true)
+      zbh1[{c["layout"].get<std::string>(), {c["microbatch_size"].get<int>(), 0}}] =
+          c["iteration_time_ms"].get<double>();
+  for (const auto& c : j["candidates"]) {
+    if (c["schedule"] == "zb-h1") {
+      CHECK(c["mem_limit"].is_null());
+      continue;
+    }
+    if (c["mem_limit"].is_null() || c["fits"] != true) continue;
+    ++widened;
+    CHECK(c["peak_bytes"].get<double>() <= j["capacity_bytes"].get<double>());
+    // On one chunk, the same split and micro-batch size: never slower than ZB-H1 at its memory.
+    const auto same = zbh1.find({c["layout"].get<std::string>(), {c["microbatch_size"].get<int>(), 0}});
+    if (c["schedule"] == "zb-auto" && c["chunks"] == 1 && same != zbh1.end())
+      CHECK(c["iteration_time_ms"].get<double>() <= same->second);
+  }
+  CHECK(widened > 0);
+}
+
+TEST_CASE("without --mem-limit, zb-auto and zb-v stay within the device's capacity", "[cli][model]") {
+  // The last stage holds five layers and the logits: ZB-H1's peak, zb-auto's default limit,
+  // does not fit in 80 GiB there; the search is cut to what the capacity leaves room for.
+  const std::vector<std::string> base{"-p", "8", "-m", "24", "--model", "llama3-8b", "--device",
+                                      "h100", "--layout", "Et*3|t*4|t*4|t*4|t*4|t*4|t*4|t*5L",
+                                      "--json"};
+  auto args = [&](const char* schedule) {
+    std::vector<std::string> a{"simulate", "-s", schedule};
+    a.insert(a.end(), base.begin(), base.end());
+    return a;
+  };
+  CHECK(cli(args("zb-h1")).code == 5);
+  for (const char* s : {"zb-auto", "zb-v"}) {
+    CAPTURE(s);
+    const auto r = cli(args(s));
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& d : j["per_device"]) CHECK(d["peak_bytes"].get<double>() <= 80.0 * 1073741824.0);
+  }
 }

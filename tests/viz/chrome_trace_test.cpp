@@ -4,6 +4,7 @@
 
 #include "schedules/registry.hpp"
 #include "sim/metrics.hpp"
+#include "tests/viz/trace_rules.hpp"
 #include "tests/viz/viz_checks.hpp"
 #include "io/cost_file.hpp"
 
@@ -28,7 +29,14 @@ std::string trace_text(const Run& run) {
   return os.str();
 }
 
-json trace_json(const Run& run) { return json::parse(trace_text(run)); }
+// The trace parsed back, after checking that it keeps the rules of every trace.
+json trace_json(const Run& run) {
+  json trace = json::parse(trace_text(run));
+  const auto violations = trace_rule_violations(trace);
+  CAPTURE(violations);
+  CHECK(violations.empty());
+  return trace;
+}
 
 // The exact value a reader gets for `ticks` written as microseconds.
 double us(Ticks t) { return static_cast<double>(t) / 1000.0; }
@@ -40,11 +48,12 @@ std::vector<json> events_of(const json& trace, std::string_view ph) {
   return out;
 }
 
-// The task slices: complete events on a device's compute track (tid 0).
-std::vector<json> task_events(const json& trace) {
+// The slices of the tasks: the X events on a device's compute track (tid 0), not the run's
+// summary slice nor the messages of a comm track (tid 1).
+std::vector<json> task_slices(const json& trace) {
   std::vector<json> out;
   for (const json& e : events_of(trace, "X"))
-    if (e.at("tid") == 0) out.push_back(e);
+    if (e.at("cat") != "summary" && e.at("tid") == 0) out.push_back(e);
   return out;
 }
 
@@ -80,8 +89,8 @@ TEST_CASE("the trace has one complete event per task at its exact time", "[viz]"
   // 1.000001 ms = 1000001 ns: microseconds with three decimals, written exactly.
   const Run run = make_run("zb-h1", 4, 8, "F=1.000001,B=1.5,W=0.7,comm=0.25");
   const std::string text = trace_text(run);
-  const json trace = json::parse(text);
-  CHECK(trace.at("displayTimeUnit") == "ms");
+  const json trace = trace_json(run);
+  CHECK_FALSE(trace.contains("displayTimeUnit"));
   CHECK(text.find("\"dur\":1000.001") != std::string::npos);
 
   std::map<std::pair<int, std::string>, const TaskRun*> by_task;
@@ -89,11 +98,11 @@ TEST_CASE("the trace has one complete event per task at its exact time", "[viz]"
     for (const TaskRun& r : run.timeline.device_runs(d)) by_task[{d, to_string(r.task)}] = &r;
   REQUIRE(by_task.size() == run.timeline.runs.size());
 
-  const auto xs = task_events(trace);
+  const auto xs = task_slices(trace);
   REQUIRE(xs.size() == run.timeline.runs.size());
   std::set<std::pair<int, std::string>> seen;
   for (const json& e : xs) {
-    const std::pair<int, std::string> key{e.at("pid").get<int>(),
+    const std::pair<int, std::string> key{e.at("pid").get<int>() - 1,
                                           e.at("args").at("task").get<std::string>()};
     CAPTURE(key.first, key.second);
     REQUIRE(by_task.count(key) == 1);
@@ -117,7 +126,7 @@ TEST_CASE("task names carry the chunk when a device holds several, and FB names 
     const Run run = run_schedule(two_chunk_schedule(), parse_costs("F=1,B=1,W=1"));
     const json trace = trace_json(run);
     std::multiset<std::string> names;
-    for (const json& e : task_events(trace)) {
+    for (const json& e : task_slices(trace)) {
       names.insert(e.at("name").get<std::string>());
       const int stage = e.at("args").at("stage");
       CHECK(e.at("args").at("chunk") == stage / 2);
@@ -135,7 +144,7 @@ TEST_CASE("task names carry the chunk when a device holds several, and FB names 
     const Run run = run_schedule(overlapped_schedule(), parse_costs("F=1,B=1,W=1"));
     const json trace = trace_json(run);
     int fb = 0;
-    for (const json& e : task_events(trace)) {
+    for (const json& e : task_slices(trace)) {
       if (e.at("cat") != "FB") continue;
       ++fb;
       CHECK(e.at("name") == "F1+B0");
@@ -157,8 +166,8 @@ TEST_CASE("task names carry the chunk when a device holds several, and FB names 
   }
 }
 
-TEST_CASE("every device is a named process with one compute thread", "[viz]") {
-  const Run run = make_run("1f1b", 4, 8, "F=1,B=1,W=1");
+TEST_CASE("every device is a named process from pid 1 with one compute thread", "[viz]") {
+  const Run run = make_run("1f1b", 4, 8, "F=1,B=1,W=1");  // comm 0: no comm track
   const json trace = trace_json(run);
   std::map<std::string, std::map<int, json>> meta;
   for (const json& e : events_of(trace, "M")) {
@@ -168,14 +177,19 @@ TEST_CASE("every device is a named process with one compute thread", "[viz]") {
   REQUIRE(meta.size() == 3);
   for (int d = 0; d < 4; ++d) {
     CAPTURE(d);
-    CHECK(meta.at("process_name").at(d).at("name") == "device " + std::to_string(d));
-    CHECK(meta.at("process_sort_index").at(d).at("sort_index") == d);
-    CHECK(meta.at("thread_name").at(d).at("name") == "compute");
+    CHECK(meta.at("process_name").at(d + 1).at("name") == "device " + std::to_string(d));
+    CHECK(meta.at("process_sort_index").at(d + 1).at("sort_index") == d);
+    CHECK(meta.at("thread_name").at(d + 1).at("name") == "compute");
   }
-  CHECK(meta.at("process_name").size() == 4);
+  // The run's own process, listed before the devices.
+  CHECK(meta.at("process_name").at(5).at("name") == "run");
+  CHECK(meta.at("process_sort_index").at(5).at("sort_index") == -1);
+  CHECK(meta.at("process_name").size() == 5);
+  CHECK(meta.at("process_name").count(0) == 0);
 }
 
-TEST_CASE("every message is one flow from the producer's end to the consumer's start", "[viz]") {
+TEST_CASE("every message is one flow from inside the producer's end to inside the consumer's start",
+          "[viz]") {
   const Run run = make_run("zb-h1", 4, 8, "F=1,B=1,W=1,comm=0.25");
   const json trace = trace_json(run);
   const auto& comms = run.timeline.comms;
@@ -195,10 +209,10 @@ TEST_CASE("every message is one flow from the producer's end to the consumer's s
     const CommEvent& c = comms[id];
     const TaskRun& from = run.timeline.runs[static_cast<std::size_t>(c.from)];
     const TaskRun& to = run.timeline.runs[static_cast<std::size_t>(c.to)];
-    CHECK(s.at("pid") == run.timeline.device_of(c.from));
-    CHECK(s.at("ts").get<double>() == us(from.end));
-    CHECK(f.at("pid") == run.timeline.device_of(c.to));
-    CHECK(f.at("ts").get<double>() == us(to.start));
+    CHECK(s.at("pid") == run.timeline.device_of(c.from) + 1);
+    CHECK(s.at("ts").get<double>() == us(from.end - 1));
+    CHECK(f.at("pid") == run.timeline.device_of(c.to) + 1);
+    CHECK(f.at("ts").get<double>() == us(to.start + 1));
     CHECK(f.at("bp") == "e");
     CHECK(s.at("cat") == "comm");
     CHECK(f.at("cat") == "comm");
@@ -209,37 +223,91 @@ TEST_CASE("every message is one flow from the producer's end to the consumer's s
   }
 }
 
-TEST_CASE("within a device, a flow start precedes the next slice and a flow end follows its own",
-          "[viz]") {
-  // comm = 0: a message leaves exactly when the next task of the sender starts.
+TEST_CASE("each flow binds to its own slices even where the neighbours touch them", "[viz]") {
+  // comm = 0: a message leaves exactly when the next task of the sender starts, and the
+  // consumer starts exactly when the task before it ends.
   const Run run = make_run("1f1b", 4, 4, "F=1,B=1,W=1,comm=0");
   const json trace = trace_json(run);
-  const json& evs = trace.at("traceEvents");
-  std::map<int, double> last_ts;
-  for (std::size_t i = 0; i < evs.size(); ++i) {
-    const json& e = evs[i];
-    if (e.at("ph") == "M") continue;
-    const int pid = e.at("pid");
-    const double ts = e.at("ts");
-    CHECK(ts >= last_ts[pid]);  // time order per device
-    last_ts[pid] = ts;
-    if (e.at("ph") == "f") {
-      // The slice just before on this device (skipping counters) starts at the flow's time.
-      std::size_t j = i;
-      while (j > 0 && (evs[j - 1].at("ph") == "C" || evs[j - 1].at("ph") == "f")) --j;
-      REQUIRE(j > 0);
-      CHECK(evs[j - 1].at("ph") == "X");
-      CHECK(evs[j - 1].at("pid") == pid);
-      CHECK(evs[j - 1].at("ts").get<double>() == ts);
-    }
-    if (e.at("ph") == "s") {
-      // No slice of this device starting at this time was written before the flow start.
-      for (std::size_t j = 0; j < i; ++j) {
-        const json& x = evs[j];
-        if (x.at("ph") == "X" && x.at("pid") == pid) CHECK(x.at("ts").get<double>() < ts);
-      }
-    }
+  std::map<int, std::vector<const TaskRun*>> by_device;
+  for (int d = 0; d < run.timeline.devices; ++d)
+    for (const TaskRun& r : run.timeline.device_runs(d)) by_device[d].push_back(&r);
+  // The tasks of `device` whose slice holds `us_ts` (closed interval).
+  const auto holding = [&](int device, double ts) {
+    std::vector<const TaskRun*> out;
+    for (const TaskRun* r : by_device[device])
+      if (us(r->start) <= ts && ts <= us(r->end)) out.push_back(r);
+    return out;
+  };
+  int touching = 0;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "s" && e.at("ph") != "f") continue;
+    const CommEvent& c = run.timeline.comms[e.at("id").get<std::size_t>()];
+    const TaskRun& own = run.timeline.runs[static_cast<std::size_t>(e.at("ph") == "s" ? c.from : c.to)];
+    const auto held = holding(e.at("pid").get<int>() - 1, e.at("ts").get<double>());
+    REQUIRE(held.size() == 1);
+    CHECK(held.front() == &own);
+    // The neighbour that ends or starts at the producer's end or the consumer's start exists.
+    const Ticks edge = e.at("ph") == "s" ? own.end : own.start;
+    const int own_device = run.timeline.device_of(e.at("ph") == "s" ? c.from : c.to);
+    for (const TaskRun* r : by_device[own_device])
+      if (r != &own && (r->start == edge || r->end == edge)) ++touching;
   }
+  CHECK(touching > 0);  // the case this test is about occurs
+}
+
+TEST_CASE("a producer shorter than 2 ns keeps its flow at its edge, ordered before the next slice",
+          "[viz]") {
+  // F = 1 ns: no point strictly inside; the flow start is at the end, written before the slice
+  // that starts then, and the rules accept the edge of a slice that short.
+  const Run run = make_run("1f1b", 2, 2, "F=0.000001,B=1,W=1,comm=0");
+  const json trace = trace_json(run);
+  const json& evs = trace.at("traceEvents");
+  int checked = 0;
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    if (evs[i].at("ph") != "s") continue;
+    const CommEvent& c = run.timeline.comms[evs[i].at("id").get<std::size_t>()];
+    const TaskRun& from = run.timeline.runs[static_cast<std::size_t>(c.from)];
+    if (from.task.kind != Kind::F) continue;
+    CHECK(evs[i].at("ts").get<double>() == us(from.end));
+    for (std::size_t j = 0; j < i; ++j) {
+      const json& x = evs[j];
+      if (x.at("ph") == "X" && x.at("pid") == evs[i].at("pid"))
+        CHECK(x.at("ts").get<double>() < evs[i].at("ts").get<double>());
+    }
+    ++checked;
+  }
+  CHECK(checked == 2);
+}
+
+TEST_CASE("the trace rules catch what they are about", "[viz]") {
+  const json good = trace_json(make_run("zb-h1", 2, 2, "F=1,B=1,W=1,comm=0"));
+  REQUIRE(trace_rule_violations(good).empty());
+  const auto broken = [&](auto&& edit) {
+    json t = good;
+    edit(t);
+    return trace_rule_violations(t).size();
+  };
+  CHECK(broken([](json& t) { t["displayTimeUnit"] = "ms"; }) == 1);
+  CHECK(broken([](json& t) {
+          for (json& e : t["traceEvents"]) e["pid"] = e["pid"].get<int>() - 1;
+        }) > 0);
+  CHECK(broken([](json& t) {
+          for (json& e : t["traceEvents"])
+            if (e["ph"] == "X" && e["name"] == "run") e["args"].erase("metrics");
+        }) == 1);
+  // A flow start moved to its producer's end, which is the next slice's start.
+  CHECK(broken([](json& t) {
+          for (json& e : t["traceEvents"])
+            if (e["ph"] == "s") e["ts"] = e["ts"].get<double>() + 0.001;
+        }) > 0);
+  CHECK(broken([](json& t) {
+          auto& evs = t["traceEvents"];
+          for (std::size_t i = 0; i < evs.size(); ++i)
+            if (evs[i]["ph"] == "f") {
+              evs.erase(i);
+              return;
+            }
+        }) == 1);
 }
 
 TEST_CASE("the memory counters follow memory_series and peak at the metrics' peak", "[viz]") {
@@ -250,7 +318,7 @@ TEST_CASE("the memory counters follow memory_series and peak at the metrics' pea
   const auto series = memory_series(run.timeline, run.costs);
   std::map<int, std::vector<std::pair<double, double>>> got, bytes;
   for (const json& e : events_of(trace, "C")) {
-    const int pid = e.at("pid");
+    const int pid = e.at("pid").get<int>() - 1;
     if (e.at("name") == "activation memory") {
       REQUIRE(e.at("args").size() == 1);
       got[pid].emplace_back(e.at("ts").get<double>(), e.at("args").at("M_B").get<double>());
@@ -282,9 +350,10 @@ TEST_CASE("the memory counters follow memory_series and peak at the metrics' pea
   }
 }
 
-TEST_CASE("otherData holds the parameters and the metrics", "[viz]") {
+TEST_CASE("otherData and the run slice hold the parameters and the metrics", "[viz]") {
   const Run run = make_run("zb-h1", 4, 8, "F=2,B=2,W=2");
-  const json other = trace_json(run).at("otherData");
+  const json trace = trace_json(run);
+  const json other = trace.at("otherData");
   CHECK(other.at("parameters").at("schedule") == "zb-h1");
   CHECK(other.at("parameters").at("devices") == "4");
   CHECK(other.at("parameters").at("microbatches") == "8");
@@ -300,6 +369,17 @@ TEST_CASE("otherData holds the parameters and the metrics", "[viz]") {
   REQUIRE(m.at("per_device").size() == 4);
   CHECK(m.at("per_device")[3].at("busy_ms") == 48.0);
   CHECK(m.at("per_device")[3].at("device") == 3);
+
+  // The same, as the args of the one slice of the "run" process: Perfetto drops otherData.
+  std::vector<json> runs;
+  for (const json& e : events_of(trace, "X"))
+    if (e.at("pid") == 5) runs.push_back(e);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].at("name") == "run");
+  CHECK(runs[0].at("ts") == 0);
+  CHECK(runs[0].at("dur").get<double>() == us(run.metrics.makespan));
+  CHECK(runs[0].at("args").at("parameters") == other.at("parameters"));
+  CHECK(runs[0].at("args").at("metrics") == other.at("metrics"));
 }
 
 TEST_CASE("the trace is byte-identical on two calls", "[viz]") {
@@ -315,7 +395,8 @@ TEST_CASE("a large run streams a valid trace", "[viz][.slow]") {
   REQUIRE(run.timeline.runs.size() == 786432);
   const std::string text = trace_text(run);
   const json trace = json::parse(text);
-  CHECK(task_events(trace).size() == 786432);
+  CHECK(task_slices(trace).size() == 786432);
+  CHECK(trace_rule_violations(trace).empty());
 }
 
 TEST_CASE("every registered schedule gives a trace with its tasks and named flows",
@@ -324,7 +405,7 @@ TEST_CASE("every registered schedule gives a trace with its tasks and named flow
     CAPTURE(info.name);
     const Run run = make_run(info.name, 4, 8, "F=1,B=1,W=1,comm=0.1");
     const json trace = trace_json(run);
-    CHECK(task_events(trace).size() == run.timeline.runs.size());
+    CHECK(task_slices(trace).size() == run.timeline.runs.size());
     const auto starts = events_of(trace, "s");
     CHECK(starts.size() == run.timeline.comms.size());
     CHECK(events_of(trace, "f").size() == run.timeline.comms.size());
@@ -334,7 +415,7 @@ TEST_CASE("every registered schedule gives a trace with its tasks and named flow
       CHECK(name.find(" -> stage ") != std::string::npos);
     }
     const bool chunked = run.schedule.chunks() > 1;
-    for (const json& e : task_events(trace)) {
+    for (const json& e : task_slices(trace)) {
       const std::string name = e.at("name");
       CAPTURE(name);
       CHECK((name.find(".c") != std::string::npos) == chunked);
@@ -361,14 +442,16 @@ TEST_CASE("every message that takes time is a slice on its sender's comm track",
   const json trace = trace_json(run);
   std::vector<json> messages;
   for (const json& e : events_of(trace, "X"))
-    if (e.at("tid") == 1) messages.push_back(e);
+    if (e.at("tid") != 0) messages.push_back(e);
   REQUIRE(messages.size() == run.timeline.comms.size());
+  CHECK(trace_rule_violations(trace).empty());
   for (const json& e : messages) {
     CAPTURE(e.dump());
     CHECK(e.at("cat") == "comm");
     const CommEvent* c = nullptr;
     for (const CommEvent& k : run.timeline.comms)
-      if (us(k.start) == e.at("ts").get<double>() && run.timeline.device_of(k.from) == e.at("pid"))
+      if (us(k.start) == e.at("ts").get<double>() &&
+          run.timeline.device_of(k.from) + 1 == e.at("pid"))
         c = &k;
     REQUIRE(c != nullptr);
     CHECK(e.at("dur").get<double>() == us(c->arrive - c->start));
@@ -387,7 +470,19 @@ TEST_CASE("every message that takes time is a slice on its sender's comm track",
   for (const json& e : events_of(trace, "M"))
     if (e.at("name") == "thread_name" && e.at("tid") == 1 && e.at("args").at("name") == "comm")
       ++comm_tracks;
-  CHECK(comm_tracks == 2);
+  CHECK(comm_tracks == 2);  // duplex: one message at a time per sender here, one lane each
+  // Without contention F0 [1,4] and F1 [2,5] leave device 0 together: a second lane (tid 2,
+  // "comm 2"), since the slices of one thread must not overlap.
+  const json both = trace_json(make_run("gpipe", 2, 2, "F=1,B=1,W=1,comm=3"));
+  CHECK(trace_rule_violations(both).empty());
+  std::map<std::pair<int, int>, int> lanes;  // (pid, tid) -> messages
+  for (const json& e : events_of(both, "X"))
+    if (e.at("tid") != 0) ++lanes[{e.at("pid").get<int>(), e.at("tid").get<int>()}];
+  CHECK(lanes == std::map<std::pair<int, int>, int>{{{1, 1}, 1}, {{1, 2}, 1}, {{2, 1}, 1}, {{2, 2}, 1}});
+  bool named = false;
+  for (const json& e : events_of(both, "M"))
+    named = named || (e.at("pid") == 1 && e.at("tid") == 2 && e.at("args").at("name") == "comm 2");
+  CHECK(named);
   // Messages that take no time get no slice (and no comm track).
   const json zero = trace_json(make_run("gpipe", 2, 2, "F=1,B=1,W=1,comm=0"));
   for (const json& e : events_of(zero, "X")) CHECK(e.at("tid") == 0);
