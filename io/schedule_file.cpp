@@ -59,10 +59,10 @@ struct Cell {
 };
 
 // Splits one line as Python's csv.reader does for these files: commas separate cells, a cell
-// that starts with `"` runs to the closing quote (`""` is a quote). Returns the column of a cell
-// with an unterminated quote.
-std::optional<int> split_row(std::string_view line, std::vector<Cell>& cells) {
-  cells.clear();
+// that starts with `"` runs to the closing quote (`""` is a quote), and calls fn(cell) for each
+// (one at a time: a row of a million empty cells costs no more than one). Returns the column of
+// a cell with an unterminated quote.
+template <class Fn> std::optional<int> split_row(std::string_view line, Fn&& fn) {
   std::size_t i = 0;
   int column = 1;
   while (true) {
@@ -86,7 +86,7 @@ std::optional<int> split_row(std::string_view line, std::vector<Cell>& cells) {
       if (!closed) return column;
     }
     while (i < line.size() && line[i] != ',') cell.text += line[i++];
-    cells.push_back(std::move(cell));
+    fn(cell);
     if (i >= line.size()) break;
     ++i;  // the comma
     ++column;
@@ -123,7 +123,7 @@ std::optional<std::string> parse_action(std::string_view text, Task& task) {
                        "only compute actions (F, I, W, B, OVERLAP_F_B) are supported",
                        type);
   else
-    return fmt::format("unknown action type '{}' (expected F, I, W or B)", type);
+    return fmt::format("unknown action type '{}' (expected F, I, W or B)", excerpt(type));
   if (k == last) return fmt::format("{} action without a micro-batch index", type);
   if (!digit_at(k)) return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
   int mb = 0;
@@ -143,7 +143,8 @@ std::optional<std::string> parse_cell(std::string_view text, Task& task) {
   if (close == std::string_view::npos) return std::string("'(' without ')'");
   const auto type = trim(text.substr(close + 1));
   if (type != kOverlap)
-    return fmt::format("a parenthesised cell must be (F;B)OVERLAP_F_B, got type '{}'", type);
+    return fmt::format("a parenthesised cell must be (F;B)OVERLAP_F_B, got type '{}'",
+                       excerpt(type));
   const auto inner = text.substr(1, close - 1);
   std::vector<Task> parts;
   std::optional<std::string> error;
@@ -151,7 +152,7 @@ std::optional<std::string> parse_cell(std::string_view text, Task& task) {
     if (part.empty()) return true;  // PyTorch skips empty sub-actions too
     Task t;
     if (auto err = parse_action(part, t)) {
-      error = fmt::format("in '{}': {}", part, *err);
+      error = fmt::format("in '{}': {}", excerpt(part), *err);
       return false;
     }
     parts.push_back(t);
@@ -244,28 +245,25 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
     if (line.ends_with('\r')) line.remove_suffix(1);
     lines.push_back(line);
     pos = nl + 1;
+    if (static_cast<int>(lines.size()) > kMaxDevices)
+      throw ConfigError(fmt::format("{}: more than {} rows: at most {} ranks are supported",
+                                    where, kMaxDevices, kMaxDevices));
   }
   if (lines.empty()) throw ConfigError(fmt::format("{}: empty file: expected one row per rank", where));
-  if (static_cast<int>(lines.size()) > kMaxDevices)
-    throw ConfigError(fmt::format("{}: {} rows: at most {} ranks are supported", where,
-                                  lines.size(), kMaxDevices));
 
   const int devices = static_cast<int>(lines.size());
   std::vector<std::vector<Task>> order(ix(devices));
   std::vector<Seen> placed;  // per stage
   int max_mb = -1;
-  std::vector<Cell> cells;
   for (int rank = 0; rank < devices; ++rank) {
     const int line_no = rank + 1;
-    if (auto bad = split_row(lines[ix(rank)], cells))
-      throw ConfigError(fmt::format("{}:{}:{}: unterminated quote", where, line_no, *bad));
-    for (const Cell& cell : cells) {
+    const auto bad = split_row(lines[ix(rank)], [&](const Cell& cell) {
       const auto body = trim(cell.text);
-      if (body.empty()) continue;  // idle
+      if (body.empty()) return;  // idle
       Task t;
       if (auto err = parse_cell(body, t))
-        throw ConfigError(
-            fmt::format("{}:{}:{}: cannot read '{}': {}", where, line_no, cell.column, body, *err));
+        throw ConfigError(fmt::format("{}:{}:{}: cannot read '{}': {}", where, line_no,
+                                      cell.column, excerpt(body), *err));
       const auto place = [&](int stage) {
         if (stage >= static_cast<int>(placed.size())) placed.resize(ix(stage + 1));
         Seen& seen = placed[ix(stage)];
@@ -275,7 +273,7 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
           throw ScheduleError(fmt::format(
               "{}:{}:{}: '{}' runs stage {} on rank {}, but rank {} runs it too ({}:{}:{}); "
               "a stage belongs to one rank",
-              where, line_no, cell.column, body, stage, rank, seen.rank, where, seen.line,
+              where, line_no, cell.column, excerpt(body), stage, rank, seen.rank, where, seen.line,
               seen.column));
         }
       };
@@ -286,7 +284,8 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
         max_mb = std::max(max_mb, t.microbatch2);
       }
       order[ix(rank)].push_back(t);
-    }
+    });
+    if (bad) throw ConfigError(fmt::format("{}:{}:{}: unterminated quote", where, line_no, *bad));
   }
   if (placed.empty()) throw ConfigError(fmt::format("{}: no tasks in any row", where));
   const int stages = static_cast<int>(placed.size());
@@ -349,6 +348,8 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
       {"routes", true, "missing (e.g. [[0, 1, 2, 3]])",
        [&](const json& v, const std::string& at) {
          r.array(v, at);
+         if (v.size() > static_cast<std::size_t>(limits::kMaxRoutes))
+           r.fail(at, fmt::format("{} routes: at most {}", v.size(), limits::kMaxRoutes));
          for (std::size_t i = 0; i < v.size(); ++i)
            s.routes.push_back(int_array(r, v[i], fmt::format("{}/{}", at, i), kMaxStages - 1));
        }},
@@ -366,8 +367,13 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
     s.microbatch_route.assign(ix(s.microbatches), 0);
   }
   if (static_cast<long long>(s.stages()) * s.microbatches > kMaxStageMicrobatches)
-    r.fail("/microbatches", fmt::format("{} stages x {} micro-batches is too large to simulate",
-                                        s.stages(), s.microbatches));
+    r.fail("/microbatches", fmt::format("{} stages x {} micro-batches is too large to simulate "
+                                        "(at most {})",
+                                        s.stages(), s.microbatches, kMaxStageMicrobatches));
+  // The topology keeps a position per route and stage; validation walks every route.
+  if (static_cast<long long>(s.routes.size()) * s.stages() > limits::kMaxRouteStages)
+    r.fail("/routes", fmt::format("{} routes x {} stages is too large (at most {})",
+                                  s.routes.size(), s.stages(), limits::kMaxRouteStages));
   return s;
 }
 
