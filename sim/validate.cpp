@@ -1,10 +1,11 @@
-// Static checks of schedules.
+// Static checks of schedules, bounded by what they report.
 #include "sim/validate.hpp"
 
 #include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
 
 #include <fmt/format.h>
+#include <unordered_map>
 
 namespace ppsim {
 
@@ -14,53 +15,138 @@ std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 std::string part_name(const Part& q) { return to_string(Task::make(q.kind, q.stage, q.microbatch)); }
 
+// Collects problems: the first `describe` with their message (made only then), the rest counted.
+class Collector {
+public:
+  Collector(Violations& out, std::size_t describe) : out_(out), describe_(describe) {}
+  [[nodiscard]] bool full() const { return out_.first.size() >= describe_; }
+  template <class What> void add(Slot at, What&& what) {
+    ++out_.total;
+    if (!full()) out_.first.push_back(Violation{at, what()});
+  }
+  void count(std::size_t more) { out_.total += more; }
+  [[nodiscard]] std::size_t total() const { return out_.total; }
+
+private:
+  Violations& out_;
+  std::size_t describe_;
+};
+
+// Where each part is produced. Dense (one entry per part the schedule declares) when the tasks
+// produce about that many; a hash map otherwise, so that memory follows the tasks listed.
+class PartTable {
+public:
+  struct Entry {
+    Slot at{-1, -1};
+    bool via_bw{false};
+  };
+  PartTable(std::size_t parts, std::size_t produced) : dense_(parts <= 4 * produced + 4096) {
+    if (dense_) table_.resize(parts);
+    else map_.reserve(produced);
+  }
+  [[nodiscard]] const Entry* find(std::size_t key) const {
+    if (dense_) return table_[key].at.index >= 0 ? &table_[key] : nullptr;
+    const auto it = map_.find(key);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  /// Records the part; false (and nothing changed) when it is already there.
+  bool insert(std::size_t key, Entry e) {
+    if (dense_) {
+      if (table_[key].at.index >= 0) return false;
+      table_[key] = e;
+      return true;
+    }
+    return map_.emplace(key, e).second;
+  }
+  /// fn(key, entry) for every part present.
+  template <class Fn> void for_each(Fn&& fn) const {
+    if (dense_) {
+      for (std::size_t k = 0; k < table_.size(); ++k)
+        if (table_[k].at.index >= 0) fn(k, table_[k]);
+    } else {
+      for (const auto& [k, e] : map_) fn(k, e);
+    }
+  }
+
+private:
+  bool dense_;
+  std::vector<Entry> table_;
+  std::unordered_map<std::size_t, Entry> map_;
+};
+
+// The parts a task produces (two for BW, the F and the backward of an FB).
+std::size_t products(const Task& t) {
+  std::size_t n = 0;
+  for_each_product(t, [&](const Part&) { ++n; });
+  return n;
+}
+
 // Structure: devices, placement, routes. Returns false when tasks cannot be checked further.
-bool check_structure(const Schedule& s, std::vector<Violation>& out) {
-  const auto add = [&](std::string what) { out.push_back(Violation{Slot{0, -1}, std::move(what)}); };
-  if (s.devices <= 0) add(fmt::format("needs at least one device (got devices={})", s.devices));
+bool check_structure(const Schedule& s, Collector& out) {
+  const std::size_t before = out.total();
+  const auto add = [&](auto&& what) { out.add(Slot{0, -1}, what); };
+  if (s.devices <= 0)
+    add([&] { return fmt::format("needs at least one device (got devices={})", s.devices); });
   if (s.microbatches <= 0)
-    add(fmt::format("needs at least one micro-batch (got microbatches={})", s.microbatches));
+    add([&] {
+      return fmt::format("needs at least one micro-batch (got microbatches={})", s.microbatches);
+    });
   if (static_cast<int>(s.order.size()) != s.devices)
-    add(fmt::format("has {} device task lists for devices={}", s.order.size(), s.devices));
-  if (s.stage_device.empty()) add("has no stages");
+    add([&] {
+      return fmt::format("has {} device task lists for devices={}", s.order.size(), s.devices);
+    });
+  if (s.stage_device.empty()) add([] { return std::string("has no stages"); });
   for (std::size_t st = 0; st < s.stage_device.size(); ++st)
     if (s.stage_device[st] < 0 || s.stage_device[st] >= s.devices)
-      add(fmt::format("placement: stage {} on device {}, outside 0..{}", st, s.stage_device[st],
-                      s.devices - 1));
-  if (s.routes.empty()) add("has no routes");
+      add([&] {
+        return fmt::format("placement: stage {} on device {}, outside 0..{}", st,
+                           s.stage_device[st], s.devices - 1);
+      });
+  if (s.routes.empty()) add([] { return std::string("has no routes"); });
+  std::vector<bool> seen;
   for (std::size_t r = 0; r < s.routes.size(); ++r) {
-    std::vector<bool> seen(s.stage_device.size(), false);
-    if (s.routes[r].empty()) add(fmt::format("route {} is empty", r));
+    seen.assign(s.stage_device.size(), false);
+    if (s.routes[r].empty()) add([&] { return fmt::format("route {} is empty", r); });
     for (int st : s.routes[r]) {
       if (st < 0 || st >= s.stages()) {
-        add(fmt::format("route {} names stage {}, outside 0..{}", r, st, s.stages() - 1));
+        add([&] {
+          return fmt::format("route {} names stage {}, outside 0..{}", r, st, s.stages() - 1);
+        });
       } else if (seen[ix(st)]) {
-        add(fmt::format("route {} passes stage {} twice", r, st));
+        add([&] { return fmt::format("route {} passes stage {} twice", r, st); });
       } else {
         seen[ix(st)] = true;
       }
     }
   }
   if (static_cast<int>(s.microbatch_route.size()) != s.microbatches)
-    add(fmt::format("has {} micro-batch routes for microbatches={}", s.microbatch_route.size(),
-                    s.microbatches));
+    add([&] {
+      return fmt::format("has {} micro-batch routes for microbatches={}",
+                         s.microbatch_route.size(), s.microbatches);
+    });
   for (std::size_t j = 0; j < s.microbatch_route.size(); ++j)
     if (s.microbatch_route[j] < 0 || s.microbatch_route[j] >= static_cast<int>(s.routes.size()))
-      add(fmt::format("micro-batch {} on route {}, which does not exist", j, s.microbatch_route[j]));
-  return out.empty();
+      add([&] {
+        return fmt::format("micro-batch {} on route {}, which does not exist", j,
+                           s.microbatch_route[j]);
+      });
+  return out.total() == before;
 }
 
 } // namespace
 
-std::vector<Violation> validate(const Schedule& s) {
-  std::vector<Violation> out;
-  if (!check_structure(s, out)) return out;
+Violations validate(const Schedule& s, std::size_t describe) {
+  Violations result;
+  Collector out(result, describe);
+  if (!check_structure(s, out)) return result;
   const Topology topo(s);
   const int S = s.stages();
-  const PartIndex index(S, s.microbatches);
-  const std::size_t n_parts = index.size();
-  std::vector<Slot> made_at(n_parts, Slot{-1, -1});
-  std::vector<std::uint8_t> via_bw(n_parts, 0);
+  const int M = s.microbatches;
+  const PartIndex index(S, M);
+  std::size_t produced = 0;
+  for (const auto& row : s.order)
+    for (const Task& t : row) produced += products(t);
+  PartTable made(index.size(), produced);
 
   // Pass 1: cells that are wrong on their own; record where each part is produced.
   std::vector<std::vector<bool>> cell_ok(s.order.size());
@@ -69,28 +155,37 @@ std::vector<Violation> validate(const Schedule& s) {
     for (std::size_t i = 0; i < s.order[d].size(); ++i) {
       const Task& t = s.order[d][i];
       const Slot at{static_cast<int>(d), static_cast<int>(i)};
-      const auto add = [&](std::string what) { out.push_back(Violation{at, std::move(what)}); };
+      const auto add = [&](auto&& what) { out.add(at, what); };
       bool ok = true;
       const auto check_half = [&](int stage, int mb) {
         if (stage < 0 || stage >= S) {
-          add(fmt::format("{}: stage {} outside 0..{}", to_string(t), stage, S - 1));
+          add([&] { return fmt::format("{}: stage {} outside 0..{}", to_string(t), stage, S - 1); });
           ok = false;
-        } else if (mb < 0 || mb >= s.microbatches) {
-          add(fmt::format("{}: micro-batch {} outside 0..{}", to_string(t), mb, s.microbatches - 1));
+        } else if (mb < 0 || mb >= M) {
+          add([&] {
+            return fmt::format("{}: micro-batch {} outside 0..{}", to_string(t), mb, M - 1);
+          });
           ok = false;
         } else if (!topo.on_route(mb, stage)) {
-          add(fmt::format("{}: stage {} is not on the route of micro-batch {}", to_string(t), stage, mb));
+          add([&] {
+            return fmt::format("{}: stage {} is not on the route of micro-batch {}", to_string(t),
+                               stage, mb);
+          });
           ok = false;
         } else if (s.stage_device[ix(stage)] != static_cast<int>(d)) {
-          add(fmt::format("{}: stage {} is placed on device {}, not on device {}", to_string(t),
-                          stage, s.stage_device[ix(stage)], d));
+          add([&] {
+            return fmt::format("{}: stage {} is placed on device {}, not on device {}",
+                               to_string(t), stage, s.stage_device[ix(stage)], d);
+          });
           ok = false;
         }
       };
       if (t.kind == Kind::FB) {
         check_half(t.stage, t.microbatch);
         if (t.kind2 != Kind::B && t.kind2 != Kind::BW) {
-          add(fmt::format("{}: the second half of an FB must be B or BW", to_string(t)));
+          add([&] {
+            return fmt::format("{}: the second half of an FB must be B or BW", to_string(t));
+          });
           ok = false;
         } else {
           check_half(t.stage2, t.microbatch2);
@@ -103,36 +198,69 @@ std::vector<Violation> validate(const Schedule& s) {
       const bool is_bw = t.kind == Kind::BW || (t.kind == Kind::FB && t.kind2 == Kind::BW);
       for_each_product(t, [&](const Part& q) {
         const auto qi = index(q);
-        if (made_at[qi].index >= 0) {
-          const Slot first = made_at[qi];
-          add(fmt::format("{}: duplicate of {} (already at device {}, position {})", to_string(t),
-                          part_name(q), first.device, first.index));
-          return;
+        if (!made.insert(qi, {at, is_bw && q.kind != Kind::F})) {
+          const Slot first = made.find(qi)->at;
+          add([&] {
+            return fmt::format("{}: duplicate of {} (already at device {}, position {})",
+                               to_string(t), part_name(q), first.device, first.index);
+          });
         }
-        made_at[qi] = at;
-        via_bw[qi] = (is_bw && q.kind != Kind::F) ? 1 : 0;
       });
     }
   }
 
   // Pass 2: every (stage, micro-batch) on its route needs F, B and W exactly once, with B and W
-  // either both from one BW or both separate.
-  for (int j = 0; j < s.microbatches; ++j) {
+  // either both from one BW or both separate. Pairs are visited in (micro-batch, position on
+  // the route) order until the described problems are full; the pairs after that are counted
+  // from the parts present, so the walk never visits more pairs than are described or complete.
+  int stop_j = M;
+  std::size_t stop_k = 0;
+  for (int j = 0; j < M && stop_j == M; ++j) {
     const auto& route = s.routes[ix(s.microbatch_route[ix(j)])];
-    for (int st : route) {
+    for (std::size_t k = 0; k < route.size(); ++k) {
+      if (out.full()) {
+        stop_j = j;
+        stop_k = k;
+        break;
+      }
+      const int st = route[k];
       const Part f{Kind::F, st, j}, b{Kind::B, st, j}, w{Kind::W, st, j};
       const Slot home{s.stage_device[ix(st)], -1};
       for (const Part& q : {f, b, w})
-        if (made_at[index(q)].index < 0)
-          out.push_back(Violation{home, fmt::format("missing {} (device {})", part_name(q), home.device)});
-      const auto bi = index(b), wi = index(w);
-      if (made_at[bi].index >= 0 && made_at[wi].index >= 0 && via_bw[bi] != via_bw[wi]) {
-        const Slot at = via_bw[bi] ? made_at[wi] : made_at[bi];
-        out.push_back(Violation{
-            at, fmt::format("{}BW{} is fused, but {} is also scheduled on its own", st, j,
-                            via_bw[bi] ? part_name(w) : part_name(b))});
+        if (made.find(index(q)) == nullptr)
+          out.add(home, [&] { return fmt::format("missing {} (device {})", part_name(q), home.device); });
+      const auto* be = made.find(index(b));
+      const auto* we = made.find(index(w));
+      if (be != nullptr && we != nullptr && be->via_bw != we->via_bw) {
+        const Slot at = be->via_bw ? we->at : be->at;
+        out.add(at, [&] {
+          return fmt::format("{}BW{} is fused, but {} is also scheduled on its own", st, j,
+                             be->via_bw ? part_name(w) : part_name(b));
+        });
       }
     }
+  }
+  if (stop_j < M) {
+    const auto after = [&](int mb, int stage) {
+      const auto k = static_cast<std::size_t>(topo.position(topo.route_of(mb), stage));
+      return mb > stop_j || (mb == stop_j && k >= stop_k);
+    };
+    std::size_t needed = 0;
+    for (int j = stop_j; j < M; ++j) needed += 3 * s.routes[ix(s.microbatch_route[ix(j)])].size();
+    needed -= 3 * stop_k;
+    std::size_t present = 0, mixed = 0;
+    made.for_each([&](std::size_t key, const PartTable::Entry& e) {
+      const std::size_t pair = key / 3;
+      const int stage = static_cast<int>(pair / ix(M));
+      const int mb = static_cast<int>(pair % ix(M));
+      if (!after(mb, stage)) return;
+      ++present;
+      if (key % 3 == 1) {  // B: is its W present, and made the other way?
+        const auto* we = made.find(key + 1);
+        if (we != nullptr && we->via_bw != e.via_bw) ++mixed;
+      }
+    });
+    out.count(needed - present + mixed);
   }
 
   // Pass 3: on one device, a task must come after the prerequisites that device itself runs.
@@ -141,38 +269,40 @@ std::vector<Violation> validate(const Schedule& s) {
       if (!cell_ok[d][i]) continue;
       const Task& t = s.order[d][i];
       for_each_dependency(topo, t, [&](const Part& q) {
-        const Slot p = made_at[index(q)];
-        if (p.index < 0 || p.device != static_cast<int>(d)) return;
+        const auto* e = made.find(index(q));
+        if (e == nullptr || e->at.device != static_cast<int>(d)) return;
+        const Slot p = e->at;
         if (p.index >= static_cast<int>(i)) {
           const bool self = p.index == static_cast<int>(i);
-          out.push_back(Violation{
-              Slot{static_cast<int>(d), static_cast<int>(i)},
-              self ? fmt::format("{}: needs {}, which it produces itself", to_string(t), part_name(q))
-                   : fmt::format("{}: runs before its prerequisite {} (position {} on device {})",
-                                 to_string(t), part_name(q), p.index, d)});
+          out.add(Slot{static_cast<int>(d), static_cast<int>(i)}, [&] {
+            return self ? fmt::format("{}: needs {}, which it produces itself", to_string(t),
+                                      part_name(q))
+                        : fmt::format("{}: runs before its prerequisite {} (position {} on "
+                                      "device {})",
+                                      to_string(t), part_name(q), p.index, d);
+          });
         }
       });
     }
   }
-  return out;
+  return result;
 }
 
-std::string format_violations(const Schedule& s, const std::vector<Violation>& violations,
-                              std::size_t limit) {
+std::string format_violations(const Schedule& s, const Violations& violations, std::size_t limit) {
   std::string msg = fmt::format("schedule '{}' is invalid: {} problem{}\n", s.name,
-                                violations.size(), violations.size() == 1 ? "" : "s");
+                                violations.total, violations.total == 1 ? "" : "s");
   std::vector<Slot> marks;
-  for (std::size_t k = 0; k < violations.size(); ++k) {
-    const auto& v = violations[k];
-    if (k < limit) {
-      if (v.at.index >= 0)
-        msg += fmt::format("  device {}, position {}: {}\n", v.at.device, v.at.index, v.what);
-      else
-        msg += fmt::format("  {}\n", v.what);
-    }
-    if (v.at.index >= 0 && marks.size() < limit) marks.push_back(v.at);
+  std::size_t shown = 0;
+  for (const Violation& v : violations) {
+    if (shown == limit) break;
+    ++shown;
+    if (v.at.index >= 0)
+      msg += fmt::format("  device {}, position {}: {}\n", v.at.device, v.at.index, v.what);
+    else
+      msg += fmt::format("  {}\n", v.what);
+    if (v.at.index >= 0) marks.push_back(v.at);
   }
-  if (violations.size() > limit) msg += fmt::format("  ... and {} more\n", violations.size() - limit);
+  if (violations.total > shown) msg += fmt::format("  ... and {} more\n", violations.total - shown);
   if (!s.order.empty() && s.order.size() <= 256) msg += format_grid(s, marks);
   if (!msg.empty() && msg.back() == '\n') msg.pop_back();
   return msg;
