@@ -91,13 +91,18 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action) {
   cmd->add_option("--comm", o->comm,
                   "per-edge comm in ms, instead of the memcpy estimate of this machine")
       ->type_name("MS");
-  cmd->add_option("-o,--output", o->output, "write the cost file (atomically)")
+  cmd->add_option("-o,--output", o->output, "write the cost file (atomically; - for stdout)")
       ->type_name("FILE");
   cmd->add_flag("--json", o->json, "print the cost file to stdout instead of the summary");
   cmd->callback([io, &action, o] {
     action = [io, o] {
+      if (!o->output.empty()) check_output_path(o->output, "--output");
       const auto result = calibrate::run_calibration(to_options(*o));
       const std::string doc = calibrate::cost_file_json(result);
+      if (o->output == "-") {  // the document alone on stdout
+        io.out << doc;
+        return 0;
+      }
       if (!o->output.empty())
         write_file_atomically(o->output, [&](std::ostream& f) { f << doc; });
       if (o->json) {

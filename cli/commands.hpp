@@ -66,6 +66,9 @@ void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = tr
 [[nodiscard]] RunRequest to_request(const RunOptions& options, const std::string& schedule,
                                     const CostSpec& costs);
 
+/// ConfigError `--costs: empty value` for an option of `cmd` given as "" (flags are exempt).
+void reject_empty_values(const CLI::App& cmd);
+
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);
 

@@ -18,8 +18,10 @@
 #include <limits>
 #include <cmath>
 #include <fmt/format.h>
+#include <iostream>
 #include <memory>
 #include <ostream>
+#include <unistd.h>
 
 namespace ppsim::cli {
 
@@ -57,7 +59,17 @@ int run_sweep(const SweepOptions& o, Io io) {
   if (!o.chunks.empty()) grid.chunks = int_list(o.chunks, "--chunks");
   if (!o.mem_limits.empty()) grid.mem_limits = split_list(o.mem_limits, "--mem-limit");
   const RunRequest base = to_request(o.run, "", resolve_costs(o.run));
-  const std::vector<SweepPoint> points = run_sweep(grid, base);
+  // Progress on a terminal only: `\r` lines would litter a log or a pipe.
+  SweepProgress progress;
+  if (io.err.rdbuf() == std::cerr.rdbuf() && ::isatty(STDERR_FILENO) == 1)
+    progress = [&io, shown = ~std::size_t{0}](std::size_t done, std::size_t total) mutable {
+      const std::size_t percent = 100 * done / total;
+      if (done != total && percent == shown) return;
+      shown = percent;
+      io.err << fmt::format("\rsweep: {}/{} points ({}%)", done, total, percent)
+             << (done == total ? "\n" : "") << std::flush;
+    };
+  const std::vector<SweepPoint> points = run_sweep(grid, base, progress);
   if (!o.html.empty())
     write_file_atomically(o.html, [&](std::ostream& f) {
       write_sweep_html(f, points, base.costs.source);

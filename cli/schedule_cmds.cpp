@@ -66,7 +66,8 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
   exp->add_option("--format", opts->format, "pytorch-csv (torch.distributed.pipelining) or json")
       ->required()
       ->check(CLI::IsMember({"pytorch-csv", "json"}));
-  exp->add_option("-o,--output", opts->output, "output file (written atomically); default stdout");
+  exp->add_option("-o,--output", opts->output,
+                  "output file (written atomically); - or none: stdout");
   exp->callback([io, &action, opts] {
     action = [io, opts] {
       const RunOptions& o = opts->run;
@@ -77,7 +78,7 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
       const Schedule s =
           build_schedule(rq, resolve_mem_limit(rq.mem_limit, rq.devices.value_or(0), rq.costs));
       check_schedule(s, s.name);
-      if (opts->output.empty()) {
+      if (opts->output.empty() || opts->output == "-") {
         // Render first, so that an error leaves stdout untouched too.
         std::ostringstream text;
         write_as(text, s, opts->format);

@@ -5,6 +5,7 @@
 #include "run/request.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,14 +56,23 @@ struct SweepPoint {
   [[nodiscard]] bool ok() const { return status == SweepStatus::ok; }
 };
 
+/// How many points the grid has (the product of its axes), saturated at the largest value.
+[[nodiscard]] long long sweep_grid_points(const SweepGrid& grid);
+
 /// Every combination, in the order schedule, p, v, memory limit, m (m innermost: one curve of
-/// bubble-vs-m is a run of consecutive points). Throws ConfigError for an empty axis.
+/// bubble-vs-m is a run of consecutive points). Throws ConfigError for an empty axis, and for
+/// a grid of more than limits::kMaxSweepPoints points (before allocating any).
 [[nodiscard]] std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& grid);
+
+/// Told after each point of a sweep: how many are done, of how many.
+using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 
 /// Expands the grid and runs every point with `base`'s costs and iterations (its schedule and
 /// shape are the point's). A point's InfeasibleError, ScheduleError or ConfigError becomes its
 /// status and reason; an unknown schedule name or a malformed memory limit, wrong for every
 /// point, is thrown (ConfigError) before anything runs.
-[[nodiscard]] std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base);
+/// `progress`, when given, is called after every point.
+[[nodiscard]] std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
+                                                const SweepProgress& progress = {});
 
 } // namespace ppsim
