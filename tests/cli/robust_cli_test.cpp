@@ -229,3 +229,19 @@ TEST_CASE("a CSV row of millions of empty cells costs no more than its bytes", "
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("valid: 3 tasks on 1 devices"));
 }
+
+TEST_CASE("execute checks its output paths before any rank starts", "[cli][robust][exec]") {
+  TempDir dir("robust");
+  const auto r = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
+                      "4", "--blocks", "1", "--costs", "F=1", "--trace",
+                      dir / "missing-dir/t.json"});
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("--trace ") && Catch::Contains("missing-dir/t.json: the "
+                                                                   "directory") &&
+                        Catch::Contains("does not exist"));
+  CHECK_THAT(r.err, !Catch::Contains("mpirun"));
+  const auto hosts = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8",
+                          "--tokens", "4", "--blocks", "1", "--hostfile", dir / "no-hosts"});
+  CHECK(hosts.code == 3);
+  CHECK_THAT(hosts.err, Catch::Contains("no-hosts: cannot open the hostfile"));
+}
