@@ -5,9 +5,14 @@
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <string>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace ppsim;
@@ -163,6 +168,34 @@ TEST_CASE("output through a symbolic link replaces the link's target and keeps t
   CHECK_FALSE(fs::exists("-"));
 }
 
+TEST_CASE("output to a FIFO or device is written into it, never renamed over it",
+          "[cli][robust]") {
+  // As root, renaming a temporary over `-o /dev/null` replaced the device with a regular file.
+  TempDir dir("robust");
+  const std::string fifo = dir / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string got;
+  std::thread reader([&] {
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return;
+    char buf[4096];
+    for (int waited = 0; waited < 500; ++waited) {  // at most 5 s
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+      else if (n == 0 && !got.empty()) break;  // the writer closed it
+      else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::close(fd);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the reader has it open
+  const auto r = cli({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o", fifo});
+  reader.join();
+  CHECK(r.code == 0);
+  CHECK(fs::is_fifo(fifo));
+  CHECK_THAT(got, Catch::Contains("ppsim.schedule/1"));
+  CHECK(dir.entries() == 1);
+}
+
 TEST_CASE("a write that fails says why and leaves no file", "[cli][robust]") {
   const auto full = cli({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o",
                          "/dev/full"});
@@ -204,6 +237,9 @@ TEST_CASE("values that were accepted without a word are refused", "[cli][robust]
   const auto chunks = with({"-v", "-1"});
   CHECK(chunks.code == 2);
   CHECK_THAT(chunks.err, Catch::Contains("--chunks"));
+  const auto sweep_chunks = cli({"sweep", "-s", "1f1b", "-p", "2", "-m", "2", "-v", "-1"});
+  CHECK(sweep_chunks.code == 3);
+  CHECK_THAT(sweep_chunks.err, Catch::Contains("--chunks '-1': -1 is out of range (expected 0..4096)"));
   const auto unknown = cli({"nosuchcmd"});
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("unknown command 'nosuchcmd' (valid: ") &&
