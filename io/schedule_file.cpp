@@ -313,6 +313,8 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
   s.name = stem_of(where);
   const auto read_order = [&](const json& value, const std::string& path) {
     r.array(value, path);
+    if (value.size() > static_cast<std::size_t>(kMaxDevices))
+      r.fail(path, fmt::format("{} task lists: at most {} devices", value.size(), kMaxDevices));
     for (std::size_t d = 0; d < value.size(); ++d) {
       const std::string dp = fmt::format("{}/{}", path, d);
       r.array(value[d], dp);
@@ -341,9 +343,9 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
        }},
       {"placement", true, "missing (the device of each stage)",
        [&](const json& v, const std::string& at) {
+         if (v.is_array() && v.size() > static_cast<std::size_t>(kMaxStages))
+           r.fail(at, fmt::format("{} stages: at most {}", v.size(), kMaxStages));
          s.stage_device = int_array(r, v, at, kMaxDevices);
-         if (static_cast<int>(s.stage_device.size()) > kMaxStages)
-           r.fail(at, fmt::format("{} stages: at most {}", s.stage_device.size(), kMaxStages));
        }},
       {"routes", true, "missing (e.g. [[0, 1, 2, 3]])",
        [&](const json& v, const std::string& at) {
@@ -355,6 +357,8 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
        }},
       {"microbatch_routes", false, "",
        [&](const json& v, const std::string& at) {
+         if (v.is_array() && v.size() > static_cast<std::size_t>(kMaxMicrobatches))
+           r.fail(at, fmt::format("{} micro-batch routes: at most {}", v.size(), kMaxMicrobatches));
          s.microbatch_route = int_array(r, v, at, std::numeric_limits<int>::max());
        }},
       {"order", true, "missing (the task list of each device)", read_order},

@@ -9,7 +9,8 @@ namespace ppsim::limits {
 inline constexpr int kMaxDevices = 4096;
 inline constexpr int kMaxMicrobatches = 1'000'000;
 /// Stages x micro-batches of one schedule (each holds up to three parts: F, B, W). The
-/// simulator's tables are proportional to it: at this limit a run needs about 1.5 GB.
+/// simulator's tables are proportional to it: at this limit a run needs about 1.5 GB (a V or
+/// two-replica schedule, with two stages per device, up to twice that).
 inline constexpr long long kMaxStageMicrobatches = 4'194'304;
 /// Routes of one schedule, and routes x stages (the topology's table of positions).
 inline constexpr int kMaxRoutes = 4096;
@@ -22,8 +23,10 @@ inline constexpr double kMaxMemoryUnits = 1e12;
 /// The largest byte count any input may give (memory_unit_bytes, --mem-capacity, 3GiB).
 inline constexpr double kMaxBytes = 1e18;
 
-/// Bytes of one input file (or of standard input, a FIFO, a device): read no further.
-inline constexpr std::size_t kMaxInputBytes = 64u << 20;
+/// Bytes of one input file (or of a FIFO, a device): read no further. A parsed JSON document
+/// takes up to about 30 times its bytes (a file of empty arrays), so about 1 GB at this limit;
+/// a schedule file this large holds about 3 M tasks.
+inline constexpr std::size_t kMaxInputBytes = 32u << 20;
 /// How deeply a JSON document may nest arrays and objects.
 inline constexpr int kMaxJsonDepth = 64;
 /// Points of one sweep (each is a whole simulation).

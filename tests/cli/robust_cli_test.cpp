@@ -120,12 +120,12 @@ TEST_CASE("endless input is cut at the input limit, not read until memory runs o
   const auto costs = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file",
                           "/dev/zero"});
   CHECK(costs.code == 3);
-  CHECK_THAT(costs.err, Catch::Contains("/dev/zero: the cost file is larger than 64 MiB"));
+  CHECK_THAT(costs.err, Catch::Contains("/dev/zero: the cost file is larger than 32 MiB"));
   // A schedule file must end in .json or .csv: a link to the endless device.
   fs::create_symlink("/dev/zero", dir / "zero.json");
   const auto schedule = cli({"validate", dir / "zero.json"});
   CHECK(schedule.code == 3);
-  CHECK_THAT(schedule.err, Catch::Contains("the schedule file is larger than 64 MiB"));
+  CHECK_THAT(schedule.err, Catch::Contains("the schedule file is larger than 32 MiB"));
 }
 
 TEST_CASE("sweep refuses a grid over the point limit at once, naming its size", "[cli][robust]") {

@@ -149,6 +149,22 @@ TEST_CASE("schedule files over the route limits are refused while they are read"
   for (int i = 0; i < 2048; ++i) routes += i == 0 ? "[0]" : ",[0]";
   CHECK_THAT(error_of([&] { (void)parse_schedule_json(doc(placement, routes), "s.json"); }),
              Contains("s.json: /routes: 2048 routes x 4096 stages is too large"));
+  // More task lists, stages or micro-batch routes than the limits: refused before they are read.
+  std::string rows;
+  for (int i = 0; i < 4097; ++i) rows += i == 0 ? "[]" : ",[]";
+  CHECK_THAT(error_of([&] {
+               (void)parse_schedule_json(
+                   R"({"schema":"ppsim.schedule/1","devices":1,"microbatches":1,"order":[)" + rows + "]}",
+                   "s.json");
+             }),
+             Contains("s.json: /order: 4097 task lists: at most 4096 devices"));
+  std::string zeros = "0";
+  for (int i = 1; i < 65537; ++i) zeros += ",0";
+  CHECK_THAT(error_of([&] {
+               (void)parse_schedule_json(R"({"schema":"ppsim.schedule/1","placement":[)" + zeros + "]}",
+                                         "s.json");
+             }),
+             Contains("s.json: /placement: 65537 stages: at most 65536"));
   // More rows than devices: refused before the rows are split.
   CHECK_THAT(error_of([&] { (void)parse_pytorch_csv(std::string(5000, '\n'), "r.csv"); }),
              Contains("r.csv: more than 4096 rows"));
