@@ -4,6 +4,7 @@
 #include "schedules/detail/greedy.hpp"
 #include "sim/errors.hpp"
 #include "sim/simulator.hpp"
+#include "sim/time.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -267,14 +268,26 @@ private:
 
 struct Key {
   Ticks cost;
-  Ticks spans;
+  long double spans;  // the sum of up to 4096 spans may exceed Ticks
   friend auto operator<=>(const Key&, const Key&) = default;
 };
 
 Key key_of(const Metrics& m) {
-  Ticks spans = 0;
-  for (const auto& d : m.per_device) spans += d.span;
+  long double spans = 0;
+  for (const auto& d : m.per_device) spans += static_cast<long double>(d.span);
   return Key{m.cost, spans};
+}
+
+// The greedy's clock, its guesses (an F's end plus the rest of its route) and the simulations
+// of its candidates stay below the sum of all durations and messages: bound it first.
+void check_greedy_total(std::string_view name, const Schedule& skeleton, const CostModel& costs) {
+  long double per_microbatch = 0;
+  for (int st = 0; st < skeleton.stages(); ++st) {
+    for (const Kind k : {Kind::F, Kind::B, Kind::W})
+      per_microbatch += static_cast<long double>(costs.duration(Task::make(k, st, 0)));
+    per_microbatch += 2.0L * static_cast<long double>(costs.comm);
+  }
+  check_total_ticks(per_microbatch * static_cast<long double>(skeleton.microbatches), name);
 }
 
 // NOTE: the search is bounded by simulated tasks, not wall-clock, so its result is deterministic.
@@ -359,6 +372,7 @@ std::optional<Evaluated> evaluate(const Schedule& schedule, const CostModel& cos
 
 Schedule search_best(std::string_view name, const Schedule& skeleton, const CostModel& costs,
                      double limit, const std::vector<Schedule>& seeds) {
+  check_greedy_total(name, skeleton, costs);
   const double least = least_memory_limit(skeleton, costs);
   if (!(limit + kEps >= least))
     throw InfeasibleError(fmt::format(

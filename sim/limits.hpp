@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 
 namespace ppsim::limits {
 
@@ -17,6 +19,11 @@ inline constexpr int kMaxRoutes = 4096;
 inline constexpr long long kMaxRouteStages = 4'194'304;
 /// The largest time any input may give, in milliseconds.
 inline constexpr double kMaxMs = 1e12;
+/// The most nanoseconds the durations and messages of one run may add up to (a quarter of the
+/// range of Ticks, about 73 years): no time the engine computes exceeds that sum, so a sum or a
+/// difference of two of them cannot overflow. Each input time is bounded by kMaxMs, but a
+/// million of them are not.
+inline constexpr std::int64_t kMaxTotalTicks = std::numeric_limits<std::int64_t>::max() / 4;
 /// The largest memory any input may give in M_B units (MB, MW, a memory limit): beyond it a
 /// device's running sum would no longer be a finite number.
 inline constexpr double kMaxMemoryUnits = 1e12;

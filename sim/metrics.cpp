@@ -100,8 +100,12 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
   };
   m.bubble_rate = ratio(m.cost - m.ideal, m.cost);
   m.bubble_over_ideal = ratio(m.cost - m.ideal, m.ideal);
-  m.idle_fraction =
-      m.makespan > 0 ? 1.0 - ratio(total_busy, static_cast<Ticks>(tl.devices) * m.makespan) : 0.0;
+  // NOTE: devices x makespan may exceed Ticks (4096 devices, a makespan near the limit of
+  // limits::kMaxTotalTicks), so the denominator is a double
+  m.idle_fraction = m.makespan > 0 ? 1.0 - static_cast<double>(total_busy) /
+                                               (static_cast<double>(tl.devices) *
+                                                static_cast<double>(m.makespan))
+                                   : 0.0;
   m.peak_memory_bytes = costs.memory_unit_bytes > 0 ? m.peak_memory * costs.memory_unit_bytes : 0;
   return m;
 }

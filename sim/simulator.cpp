@@ -5,6 +5,7 @@
 #include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
 #include "sim/task_graph.hpp"
+#include "sim/time.hpp"
 
 #include <algorithm>
 #include <array>
@@ -120,6 +121,18 @@ Timeline simulate_core(const Schedule& schedule, const CostModel& costs, const S
       if (b >= 0) ++barrier_left[ix(b)];
     for (std::size_t b = 0; b < nb; ++b)
       if (barrier_left[b] == 0) barrier_release[b] = opt->barrier_delay[b];
+  }
+
+  // Every end time is a chain of distinct runs, each adding its duration and at most one
+  // message, pause or barrier delay: bound their sum before any of them is added up in Ticks.
+  {
+    long double total = static_cast<long double>(costs.comm) * static_cast<long double>(tl.runs.size());
+    for (const TaskRun& run : tl.runs) total += static_cast<long double>(costs.duration(run.task));
+    if constexpr (kOptions) {
+      for (const Ticks t : opt->pause_after) total += static_cast<long double>(t);
+      for (const Ticks t : opt->barrier_delay) total += static_cast<long double>(t);
+    }
+    check_total_ticks(total, schedule.name.empty() ? std::string_view("simulate") : schedule.name);
   }
 
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> events;

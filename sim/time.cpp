@@ -19,6 +19,15 @@ Ticks ms_to_ticks(double ms, std::string_view where) {
 
 Ticks seconds_to_ticks(double seconds) { return static_cast<Ticks>(std::llround(seconds * 1e9)); }
 
+void check_total_ticks(long double total, std::string_view where) {
+  if (total <= static_cast<long double>(limits::kMaxTotalTicks)) return;
+  throw ConfigError(fmt::format(
+      "{}: the durations and messages add up to {:.4g} ms, too much to time in nanoseconds "
+      "(at most {:.4g} ms in all)",
+      where, static_cast<double>(total / static_cast<long double>(kTicksPerMs)),
+      ticks_to_ms(limits::kMaxTotalTicks)));
+}
+
 namespace {
 
 // |t| / 10^digits with the fraction written exactly, trailing zeros dropped.

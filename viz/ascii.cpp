@@ -34,7 +34,11 @@ struct Axis {
   long long cols{0};
   Ticks num{1};
   Ticks den{1};
-  [[nodiscard]] Ticks edge(long long c) const { return t0 + (c * num + den - 1) / den; }
+  // ceil(c num / den) without forming c num, which overflows for a span near the limit of
+  // limits::kMaxTotalTicks: with num = q den + r it is c q + ceil(c r / den), and c r < den^2.
+  [[nodiscard]] Ticks edge(long long c) const {
+    return t0 + c * (num / den) + (c * (num % den) + den - 1) / den;
+  }
 };
 
 class AsciiWriter {

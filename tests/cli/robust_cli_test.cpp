@@ -246,6 +246,28 @@ TEST_CASE("values that were accepted without a word are refused", "[cli][robust]
                               Catch::Contains("simulate"));
 }
 
+TEST_CASE("costs the parser accepts never overflow into a deadlock or a false metric",
+          "[cli][robust]") {
+  // Each used to be signed 64-bit overflow: a "deadlock" (exit 4), or idle_fraction 1.69 with
+  // exit 0. Now the sum of all durations and messages is bounded first: exit 3, with the sum.
+  const std::vector<std::vector<std::string>> cases = {
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=1e12,B=1e12,W=1e12"},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=5e11,B=5e11,W=5e11", "--json"},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--iterations", "100", "--optimizer-step",
+       "1e12"},
+      {"simulate", "-s", "zb-auto", "-p", "4", "-m", "8", "--costs", "F=1e12,B=1e12,W=1e12"},
+      {"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--costs", "F=1e12"},
+  };
+  for (const auto& args : cases) {
+    CAPTURE(args);
+    const auto r = cli(args);
+    CHECK(r.code == 3);
+    CHECK_THAT(r.err, Catch::Contains("too much to time in nanoseconds"));
+    CHECK_THAT(r.err, !Catch::Contains("deadlock"));
+    CHECK(r.out.find("idle_fraction") == std::string::npos);
+  }
+}
+
 TEST_CASE("a 10 MB bad CSV cell is quoted by an excerpt", "[cli][robust]") {
   TempDir dir("robust");
   const std::string file = dir.file("cell.csv", "0F0," + std::string(10'000'000, 'x') + "\n");
