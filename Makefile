@@ -5,7 +5,8 @@
 # runtime: the libFuzzer targets (fuzz/).
 PACKAGES := cmake make g++ pkg-config libboost-graph-dev nlohmann-json3-dev catch2 libfmt-dev \
             libcli11-dev libdnnl-dev libbenchmark-dev openmpi-bin libopenmpi-dev \
-            pybind11-dev python3-dev python3-pytest dpkg-dev iproute2 clang-14 libclang-rt-14-dev
+            pybind11-dev python3-dev python3-pytest dpkg-dev libcpp-httplib-dev iproute2 clang-14 \
+            libclang-rt-14-dev
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 JOBS ?= 2
 BUILD := build/dev
@@ -82,13 +83,27 @@ check-baselines: build
 	@for f in data/baselines/*.json; do echo "ppsim check --baseline $$f"; \
 	  out=$$($(PPSIM) check --baseline $$f) || { echo "$$out"; exit 1; }; done
 
-# The browser test needs Chromium; install it only when missing (a missing browser fails the test).
+# The browser tests need Debian's Chromium, Node.js and npm (installed only when missing; a
+# missing browser fails the tests), and playwright-core from the npm registry into
+# build/browser/node_modules, only when it is not there yet. Playwright drives /usr/bin/chromium:
+# it never downloads a browser of its own.
+BROWSER_MODULES := build/browser/node_modules
+PLAYWRIGHT_VERSION ?= 1.65.1
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y chromium; }
+	@missing=""; command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; $(SUDO) apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; fi
+	@[ -f $(BROWSER_MODULES)/playwright-core/package.json ] || { mkdir -p build/browser && \
+	  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix build/browser --no-audit --no-fund \
+	    --no-save playwright-core@$(PLAYWRIGHT_VERSION); }
 
+# The reports and the playground in a real browser; screenshots go to build/browser-artefacts.
 test-browser: build browser-deps
 	tests/browser/report_test.sh $(PPSIM)
+	PPSIM_NODE_MODULES=$(BROWSER_MODULES) node tests/browser/report_test.mjs $(PPSIM) build/browser-artefacts
+	PPSIM_NODE_MODULES=$(BROWSER_MODULES) node tests/browser/playground_test.mjs $(PPSIM) build/browser-artefacts
 
 # libFuzzer targets of the input readers (fuzz/): `make fuzz FUZZ_SECONDS=600` runs each for that
 # long; `make test` runs a smoke of FUZZ_SMOKE_SECONDS each, two at a time, so that CI fails on a

@@ -84,7 +84,9 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action) {
       ->type_name("INT");
   cmd->add_option("--threads", o->threads, "GEMM threads (default 1: one core per device)")
       ->type_name("INT");
-  cmd->add_option("--repeats", o->repeats, "timed runs per kind (default: enough for a stable median)")
+  cmd->add_option("--repeats", o->repeats,
+                  "timed runs per kind (default 0: about 1 s of timing, then more rounds while "
+                  "the timings are noisy, see below)")
       ->type_name("INT");
   cmd->add_option("--dtype", o->dtype, "f32 (default) or bf16 (needs AVX-512 BF16 or AMX)")
       ->type_name("f32|bf16");
@@ -94,10 +96,23 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action) {
   cmd->add_option("-o,--output", o->output, "write the cost file (atomically; - for stdout)")
       ->type_name("FILE");
   cmd->add_flag("--json", o->json, "print the cost file to stdout instead of the summary");
+  const calibrate::RepeatRule rule;
+  cmd->footer(fmt::format(
+      "Noisy timings: a kind (F, B, W, BW) is noisy when its interquartile range exceeds {:.0f}% "
+      "of its median (judged from {} samples or more). With automatic repeats, calibrate then "
+      "times more rounds (half as many again, at least 5) until the median of every noisy kind "
+      "moves by at most {:.0f}% over a round, or {:.0f} s of timing or {} samples per stage size "
+      "are reached. A kind still noisy at the end is a warning on stderr; the cost file records "
+      "each kind's noise.",
+      100 * rule.noisy_spread, rule.min_judged, 100 * rule.stable_change,
+      rule.time_cap_ms / 1000, rule.max_samples));
   cmd->callback([io, &action, o] {
     action = [io, o] {
       if (!o->output.empty()) check_output_path(o->output, "--output");
-      const auto result = calibrate::run_calibration(to_options(*o));
+      const auto result = calibrate::run_calibration(to_options(*o), &io.progress);
+      io.progress.finish();
+      for (const std::string& w : result.warnings)
+        io.err << "ppsim: warning: calibrate: " << w << "\n";
       const std::string doc = calibrate::cost_file_json(result);
       if (o->output == "-") {  // the document alone on stdout
         io.out << doc;

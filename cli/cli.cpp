@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "io/cost_file.hpp"
+#include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
 #include "io/device_file.hpp"
 #include "io/model_file.hpp"
@@ -21,16 +22,17 @@ namespace ppsim {
 
 namespace cli {
 
-void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
+void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-s,--schedule", o.schedules,
-                 "schedule name(s), comma-separated, or a schedule file (*.csv, *.json)")
+                 how_many == Schedules::many
+                     ? "schedule names, comma-separated, or schedule files (*.csv, *.json)"
+                     : "a schedule name or a schedule file (*.csv, *.json)")
       ->required();
-  auto* p = cmd.add_option("-p,--stages", o.devices, "pipeline devices (ranks)");
-  auto* m = cmd.add_option("-m,--microbatches", o.microbatches, "micro-batches per iteration");
-  if (require_shape) {
-    p->required();
-    m->required();
-  }
+  // NOTE: -p and -m are required unless -s is a schedule file (which carries its shape);
+  // require_shape() checks that after parsing, as the usage error CLI11 gives for ->required().
+  cmd.add_option("-p,--stages", o.devices, "pipeline devices (ranks); required for a name");
+  cmd.add_option("-m,--microbatches", o.microbatches,
+                 "micro-batches per iteration; required for a name");
   cmd.add_option("-v,--chunks", o.chunks, "stages per device (interleaved); default per schedule")
       ->check(CLI::Range(0, limits::kMaxDevices));
   cmd.add_option("--costs", o.costs,
@@ -41,6 +43,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
   add_model_options(cmd, o);
+  add_pytorch_notation_option(cmd, o.pytorch_notation);
   // NOTE: execute has its own --iterations (real training steps on MPI ranks) and export writes
   // one iteration's order; neither simulates iterations, so they do not get these options.
   if (cmd.get_name() == "execute" || cmd.get_name() == "export") return;
@@ -52,6 +55,26 @@ void add_run_options(CLI::App& cmd, RunOptions& o, bool require_shape) {
   cmd.add_option("--sync", o.sync,
                  "at the step: allreduce (barrier, everyone waits for the slowest; default) or "
                  "post-validation (no barrier, ZB paper section 4)");
+}
+
+void require_shape(const CLI::App& cmd, const RunOptions& o) {
+  bool all_files = !o.schedules.empty();
+  for_each_field(o.schedules, ',', [&](std::string_view item) {
+    all_files = all_files && is_schedule_file(item);
+    return true;
+  });
+  if (all_files) return;
+  for (const auto& [flag, given] : {std::pair{"--stages", o.devices.has_value()},
+                                    {"--microbatches", o.microbatches.has_value()}})
+    if (!given) throw CLI::RequiredError(cmd.get_option(flag)->get_name());
+}
+
+void add_pytorch_notation_option(CLI::App& cmd, std::string& notation) {
+  cmd.add_option("--pytorch-notation", notation,
+                 "vocabulary of a *.csv schedule: new (I = backward for the input, B = full "
+                 "backward; default) or old (PyTorch before I existed: B = backward for the "
+                 "input when a W follows)")
+      ->check(CLI::IsMember({"new", "old"}));
 }
 
 namespace {
@@ -110,12 +133,17 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
   return w;
 }
 
-CostSpec resolve_costs(const RunOptions& o) {
+CostSpec resolve_costs(const RunOptions& o, Io io) {
   if (!o.costs_file.empty() && !o.calibrate.empty())
     throw ConfigError("--costs-file and --calibrate: give one of them");
   CostSpec spec;
   if (!o.costs_file.empty()) spec = load_cost_file(o.costs_file);
-  if (!o.calibrate.empty()) spec = calibrate::calibrated_costs(o.calibrate);
+  if (!o.calibrate.empty()) {
+    std::vector<std::string> warnings;
+    spec = calibrate::calibrated_costs(o.calibrate, &warnings, &io.progress);
+    if (!warnings.empty()) io.progress.finish();
+    for (const std::string& w : warnings) io.err << "ppsim: warning: calibrate: " << w << "\n";
+  }
   if (!o.costs.empty()) apply_costs(spec, o.costs);
   return spec;
 }
@@ -133,6 +161,7 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   if (rq.workload) rq.cost_overrides = o.costs;
   if (!o.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.mem_capacity, "--mem-capacity");
   else if (rq.workload) rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
+  rq.pytorch_notation = parse_pytorch_notation(o.pytorch_notation);
   return rq;
 }
 
@@ -169,11 +198,17 @@ std::string path_for(const std::string& path, const std::string& name, bool many
 } // namespace cli
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return run_cli(args, out, err, Terminal{});
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const Terminal& terminal) {
   CLI::App app{"ppsim: pipeline-parallel training schedule simulator"};
   app.name("ppsim");
   app.require_subcommand(1);
   app.set_version_flag("--version", "ppsim 0.1.0");
-  cli::Io io{out, err};
+  cli::ProgressReporter progress(err, terminal.err_is_terminal, terminal.clock);
+  cli::Io io{out, err, progress};
   cli::Action action;
   cli::add_core_commands(app, io, action);
   cli::add_calibrate_command(app, io, action);
@@ -181,6 +216,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   cli::add_schedule_commands(app, io, action);
   cli::add_execute_command(app, io, action);
   cli::add_model_commands(app, io, action);
+  cli::add_serve_command(app, io, action);
   cli::add_help_commands(app, io, action);
 
   std::string where = "ppsim";
@@ -226,8 +262,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     cli::reject_empty_values(app);
     for (const CLI::App* sub : subs) cli::reject_empty_values(*sub);
     if (!action) return kExitOk;
-    return action();
+    // NOTE: execute streams its ranks' output and serve runs until stopped: no progress line.
+    if (where != "execute" && where != "serve") progress.start(where, !terminal.clock);
+    const int code = action();
+    progress.finish();
+    return code;
   } catch (const std::exception& e) {
+    progress.finish();
     const int code = exit_code_of(e);
     if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr)
       err << fmt::format("ppsim: error: {}: out of memory: the problem is too large\n", where);

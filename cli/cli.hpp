@@ -2,6 +2,7 @@
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -34,5 +35,16 @@ enum ExitCode : int {
 ///   int rc = run_cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8"}, out, err);
 [[nodiscard]] int run_cli(const std::vector<std::string>& args, std::ostream& out,
                           std::ostream& err);
+
+/// What run_cli knows of its stderr, for the progress line of long commands.
+struct Terminal {
+  bool err_is_terminal{false};     ///< main passes isatty(STDERR_FILENO); tests and pipes: false
+  std::function<double()> clock;   ///< seconds; empty = the steady clock (tests pass a fake one)
+};
+
+/// run_cli with a progress line on `err` when it is a terminal (cli/progress.hpp): for work
+/// over a second (calibration, sweeps, plans, long searches), cleared before results print.
+[[nodiscard]] int run_cli(const std::vector<std::string>& args, std::ostream& out,
+                          std::ostream& err, const Terminal& terminal);
 
 } // namespace ppsim

@@ -2,6 +2,7 @@
 // translation into a RunRequest, and the registration functions of each command file.
 #pragma once
 
+#include "cli/progress.hpp"
 #include "run/request.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run.hpp"
@@ -15,10 +16,12 @@
 
 namespace ppsim::cli {
 
-/// Where a command writes.
+/// Where a command writes. A long command calls progress.finish() before it prints results or
+/// warnings, so that the progress line is gone first.
 struct Io {
   std::ostream& out;
   std::ostream& err;
+  ProgressReporter& progress;
 };
 
 /// What the chosen subcommand does once parsing succeeded; returns the exit code. Errors are
@@ -47,6 +50,7 @@ struct RunOptions {
   int iterations{1};           ///< --iterations K
   std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
   std::string sync{"allreduce"};  ///< --sync allreduce|post-validation
+  std::string pytorch_notation{"new"};  ///< --pytorch-notation new|old, for a *.csv schedule
 };
 
 /// Adds --model, --device, --layout, --layers-per-stage, --dp, --zero and --mem-capacity.
@@ -55,12 +59,23 @@ void add_model_options(CLI::App& cmd, RunOptions& options);
 /// The workload of --model/--device, or nullopt without --model (--device alone is an error).
 [[nodiscard]] std::optional<WorkloadSpec> resolve_workload(const RunOptions& options);
 
-/// Adds the shared options to `cmd`. With `require_shape` false, -p and -m may be omitted (for a
-/// schedule file, which carries its own shape).
-void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = true);
+/// How many schedules a command's -s takes.
+enum class Schedules : std::uint8_t { one, many };
 
-/// The cost spec: the cost file (or a calibration) first, then --costs overrides on top.
-[[nodiscard]] CostSpec resolve_costs(const RunOptions& options);
+/// Adds the shared options to `cmd`; -s takes one schedule or a comma list (`how_many`).
+/// -p and -m are not marked required: a schedule file carries its shape (see require_shape).
+void add_run_options(CLI::App& cmd, RunOptions& options, Schedules how_many);
+
+/// Throws CLI11's usage error (`--stages is required`, exit 2) when -s names a schedule (not
+/// only files) and -p or -m is missing. Call it first in the command's callback.
+void require_shape(const CLI::App& cmd, const RunOptions& options);
+
+/// Adds `--pytorch-notation new|old` (how a *.csv schedule file is read) to `cmd`.
+void add_pytorch_notation_option(CLI::App& cmd, std::string& notation);
+
+/// The cost spec: the cost file (or a calibration) first, then --costs overrides on top. A
+/// calibration reports to io.progress, and its warnings (noisy timings) go to io.err.
+[[nodiscard]] CostSpec resolve_costs(const RunOptions& options, Io io);
 
 /// The request for one schedule of the options, with costs already resolved.
 [[nodiscard]] RunRequest to_request(const RunOptions& options, const std::string& schedule,
@@ -68,6 +83,11 @@ void add_run_options(CLI::App& cmd, RunOptions& options, bool require_shape = tr
 
 /// ConfigError `--costs: empty value` for an option of `cmd` given as "" (flags are exempt).
 void reject_empty_values(const CLI::App& cmd);
+
+/// One request per schedule of the options' list (the costs and the model resolved once), as
+/// simulate (`allow_many` false: one schedule only) and compare build them.
+[[nodiscard]] std::vector<RunRequest> run_requests(const RunOptions& options, bool allow_many,
+                                                   Io io);
 
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);
@@ -83,4 +103,5 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action);  // schedule_c
 void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.cpp: MPI ranks
 void add_help_commands(CLI::App& app, Io io, Action& action);  // help_docs.cpp: man, completion
 void add_model_commands(CLI::App& app, Io io, Action& action);  // model_cmds.cpp: models, costs, plan
+void add_serve_command(CLI::App& app, Io io, Action& action);  // serve_cmd.cpp: the playground
 }  // namespace ppsim::cli

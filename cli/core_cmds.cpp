@@ -9,10 +9,13 @@
 #include "viz/chrome_trace.hpp"
 #include "viz/html_report.hpp"
 #include "viz/metrics_json.hpp"
+#include "io/numbers.hpp"
+#include "viz/svg.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <span>
 
@@ -28,32 +31,44 @@ struct SimulateOptions {
   bool critical{false};
   int ascii_width{0};
   std::string html;
+  std::string svg;
 };
 
 void add_output_options(CLI::App& cmd, SimulateOptions& o) {
   cmd.add_option("--trace", o.trace,
                  "write a Chrome trace (Perfetto / chrome://tracing); with several schedules, "
                  "FILE-<schedule>.json each");
-  cmd.add_flag("--ascii", o.ascii, "print the timeline as an ASCII grid");
+  auto* ascii = cmd.add_flag("--ascii", o.ascii, "print the timeline as an ASCII grid");
   cmd.add_option("--ascii-width", o.ascii_width, "columns of the ASCII grid (default automatic)");
-  cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)");
+  // NOTE: --json is alone on stdout, so that a pipe into a JSON reader always works.
+  cmd.add_flag("--json", o.json, "print the metrics as JSON (schema ppsim.metrics/1)")->excludes(ascii);
+  cmd.add_option("--svg", o.svg,
+                 "write the timeline(s) as one standalone SVG picture (all on one time scale)");
 }
 
-// Writes a Chrome trace per run (FILE-<schedule>.json each when there are several).
+// Writes a Chrome trace per run (FILE-<schedule>.json each when there are several), and the
+// --svg picture of them all.
 void write_traces(const SimulateOptions& o, std::span<const Run> runs) {
+  if (!o.svg.empty())
+    write_file_atomically(o.svg, [&](std::ostream& f) { write_timelines_picture(f, runs); });
   if (o.trace.empty()) return;
   for (const Run& r : runs)
     write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),
                           [&](std::ostream& f) { write_chrome_trace(f, r); });
 }
 
-// One request per schedule of the option list (the costs and the model resolved once).
-std::vector<RunRequest> requests_of(const SimulateOptions& o, bool allow_many) {
-  RunRequest base = to_request(o.run, "", resolve_costs(o.run));
-  const auto names = split_list(o.run.schedules, "--schedule");
+std::vector<RunRequest> requests_of(const SimulateOptions& o, bool allow_many, Io io) {
+  return run_requests(o.run, allow_many, io);
+}
+
+} // namespace
+
+std::vector<RunRequest> run_requests(const RunOptions& o, bool allow_many, Io io) {
+  RunRequest base = to_request(o, "", resolve_costs(o, io));
+  const auto names = split_list(o.schedules, "--schedule");
   if (!allow_many && names.size() > 1)
     throw ConfigError(fmt::format("--schedule '{}': simulate takes one schedule; use compare",
-                                  o.run.schedules));
+                                  o.schedules));
   std::vector<RunRequest> requests;
   requests.reserve(names.size());
   for (const auto& name : names) {
@@ -62,8 +77,6 @@ std::vector<RunRequest> requests_of(const SimulateOptions& o, bool allow_many) {
   }
   return requests;
 }
-
-} // namespace
 
 void add_core_commands(CLI::App& app, Io io, Action& action) {
   // list
@@ -81,6 +94,12 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
           e["constraint"] = s.constraint;
           e["description"] = s.description;
           e["reference"] = s.reference;
+          // null: no torch.distributed.pipelining class runs this schedule / nothing to add
+          const auto or_null = [](std::string_view text) {
+            return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
+          };
+          e["pytorch_class"] = or_null(s.pytorch_class);
+          e["pytorch_note"] = or_null(s.pytorch_note);
           all.push_back(std::move(e));
         }
         io.out << all.dump(2) << "\n";
@@ -89,11 +108,17 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
       for (const auto& s : schedule_registry()) {
         std::string name(s.name);
         for (auto a : s.aliases) name += fmt::format(" ({})", a);
-        io.out << fmt::format("{}\n    {}\n    constraint: {}\n    reference: {}\n", name,
-                              s.description, s.constraint, s.reference);
+        std::string pytorch(s.pytorch_class.empty() ? "-" : s.pytorch_class);
+        if (!s.pytorch_note.empty()) pytorch += fmt::format(" ({})", s.pytorch_note);
+        io.out << fmt::format(
+            "{}\n    {}\n    constraint: {}\n    reference: {}\n    pytorch: {}\n", name,
+            s.description, s.constraint, s.reference, pytorch);
       }
       io.out << "\nA schedule file (*.csv in PyTorch's format, *.json in ppsim's) is accepted "
-                "wherever a name is.\n";
+                "wherever a name is.\n"
+                "pytorch: the torch.distributed.pipelining class of the same schedule (the same "
+                "order, token for\ntoken, unless the note says how they differ); - = none: "
+                "ppsim's own or searched.\n";
       return 0;
     };
   });
@@ -101,35 +126,52 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
   // simulate
   auto sim_opts = std::make_shared<SimulateOptions>();
   auto* sim = app.add_subcommand("simulate", "simulate one schedule and report its metrics");
-  add_run_options(*sim, sim_opts->run, false);
+  add_run_options(*sim, sim_opts->run, Schedules::one);
   add_output_options(*sim, *sim_opts);
   sim->add_flag("--critical-path", sim_opts->critical,
-                "print the chain of tasks that sets the makespan (text output)");
-  sim->callback([io, &action, sim_opts] {
+                "print the chain of tasks that sets the makespan (with --json: critical_path)");
+  sim->callback([io, &action, sim_opts, sim] {
+    require_shape(*sim, sim_opts->run);
     action = [io, sim_opts] {
-      const Run r = run_request(requests_of(*sim_opts, false).front());
+      const Run r = run_request(requests_of(*sim_opts, false, io).front());
       write_traces(*sim_opts, {&r, 1});
+      // The chain of tasks (and messages) that sets the makespan, from the task graph.
+      std::optional<CriticalPath> cp;
+      if (sim_opts->critical) cp = critical_path(r.schedule, r.costs);
+      io.progress.finish();
       if (sim_opts->ascii) {
         write_ascii(io.out, r, AsciiOptions{sim_opts->ascii_width});
         io.out << "\n";
       }
-      if (sim_opts->json) io.out << metrics_json(r) << "\n";
-      else write_run_report(io.out, r);
-      if (sim_opts->critical) {
-        // The chain of tasks (and messages) that sets the makespan, from the task graph.
-        const CriticalPath cp = critical_path(r.schedule, r.costs);
+      const auto task_text = [&](const Slot& at) {
+        return fmt::format("{}@d{}", to_string(r.schedule.order[static_cast<std::size_t>(
+                                         at.device)][static_cast<std::size_t>(at.index)]),
+                           at.device);
+      };
+      if (sim_opts->json) {
+        if (!cp) {
+          io.out << metrics_json(r) << "\n";
+          return 0;
+        }
+        // One document still: the metrics with the critical path in them.
+        auto doc = nlohmann::ordered_json::parse(metrics_json(r));
+        nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
+        for (const Slot& at : cp->tasks) tasks.push_back(task_text(at));
+        doc["critical_path"] = {{"length_ms", ticks_to_ms(cp->length)}, {"tasks", tasks}};
+        io.out << doc.dump(2) << "\n";
+        return 0;
+      }
+      write_run_report(io.out, r);
+      if (cp) {
         constexpr std::size_t kShown = 64;
-        io.out << fmt::format("\ncritical path: {} tasks, {} ms\n ", cp.tasks.size(),
-                              ticks_to_ms_text(cp.length));
-        for (std::size_t i = 0; i < cp.tasks.size(); ++i) {
-          if (cp.tasks.size() > kShown && i == kShown / 2) {
-            io.out << fmt::format(" ... ({} more)", cp.tasks.size() - kShown);
-            i = cp.tasks.size() - kShown / 2;
+        io.out << fmt::format("\ncritical path: {} tasks, {} ms\n ", cp->tasks.size(),
+                              human_ms(cp->length));
+        for (std::size_t i = 0; i < cp->tasks.size(); ++i) {
+          if (cp->tasks.size() > kShown && i == kShown / 2) {
+            io.out << fmt::format(" ... ({} more)", cp->tasks.size() - kShown);
+            i = cp->tasks.size() - kShown / 2;
           }
-          const Slot& at = cp.tasks[i];
-          io.out << fmt::format(" {}@d{}", to_string(r.schedule.order[static_cast<std::size_t>(
-                                               at.device)][static_cast<std::size_t>(at.index)]),
-                                at.device);
+          io.out << " " << task_text(cp->tasks[i]);
         }
         io.out << "\n";
       }
@@ -140,19 +182,22 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
   // compare
   auto cmp_opts = std::make_shared<SimulateOptions>();
   auto* cmp = app.add_subcommand("compare", "simulate several schedules on the same model");
-  add_run_options(*cmp, cmp_opts->run, false);
+  add_run_options(*cmp, cmp_opts->run, Schedules::many);
   add_output_options(*cmp, *cmp_opts);
   cmp->add_option("--html", cmp_opts->html,
                   "write a self-contained HTML report (timelines, metrics, charts) to FILE");
-  cmp->callback([io, &action, cmp_opts] {
+  cmp->callback([io, &action, cmp_opts, cmp] {
+    require_shape(*cmp, cmp_opts->run);
     action = [io, cmp_opts] {
       // An infeasible schedule keeps its row (reason, least limit that works); the others run.
-      const Comparison comparison = run_compare(requests_of(*cmp_opts, true));
+      const Comparison comparison =
+          run_compare(requests_of(*cmp_opts, true, io), &io.progress);
       write_traces(*cmp_opts, comparison.runs);
       if (!cmp_opts->html.empty())
         write_file_atomically(cmp_opts->html, [&](std::ostream& f) {
           write_html_report(f, comparison, {.title = "ppsim compare"});
         });
+      io.progress.finish();
       if (cmp_opts->ascii)
         for (const Run& r : comparison.runs) {
           io.out << r.schedule.name << ":\n";
@@ -165,7 +210,8 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
         if (row.ok()) continue;
         io.err << "ppsim: warning: compare: " << row.reason;
         if (row.least_mem_limit >= 0)
-          io.err << fmt::format("; the least limit that works: {:.4g} M_B", row.least_mem_limit);
+          io.err << fmt::format("; the least limit that works: {} M_B",
+                                human_number(row.least_mem_limit));
         io.err << "\n";
       }
       comparison.require_any_ran();  // none ran: exit 5

@@ -173,7 +173,7 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
   auto* cmd = app.add_subcommand(
       "execute", "run a schedule for real on Open MPI ranks (one per device) with the MLP's "
                  "oneDNN GEMMs, check the gradients, and compare with the simulator");
-  add_run_options(*cmd, o->run, false);
+  add_run_options(*cmd, o->run, Schedules::one);
   cmd->add_option("--dim", o->dim, "model width D (blocks are Linear(D, 4D), Linear(4D, D))")
       ->required();
   cmd->add_option("--tokens", o->tokens, "rows of a micro-batch")->required();
@@ -193,7 +193,8 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
   cmd->add_option("--hostfile", o->hostfile, "run the ranks on the hosts of an Open MPI hostfile");
   cmd->add_option("--fault", o->fault, "test only: die:RANK, hang:RANK or seed-bug:RANK")->group("");
   cmd->add_flag("--roster", o->roster, "internal: each rank names its host on stderr")->group("");
-  cmd->callback([io, &action, o] {
+  cmd->callback([io, &action, o, cmd] {
+    require_shape(*cmd, o->run);
     action = [io, o] {
       check_range(o->dim, 1, 1 << 16, "--dim");
       check_range(o->tokens, 1, 1 << 20, "--tokens");
@@ -216,7 +217,7 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
       }
       if (!o->hostfile.empty()) (void)read_text_file(o->hostfile, "hostfile");
       const bool costs_given = !o->run.costs.empty() || !o->run.costs_file.empty();
-      const CostSpec costs = resolve_costs(o->run);
+      const CostSpec costs = resolve_costs(o->run, io);
       // Validation and the simulator's deadlock check, before any rank starts.
       const Run checked = run_request(to_request(o->run, o->run.schedules, costs));
       const Schedule& schedule = checked.schedule;

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <memory>
 #include <ostream>
 #include <string>
 
@@ -151,10 +150,10 @@ void add_help_commands(CLI::App& app, Io io, Action& action) {
       return 0;
     };
   });
-  auto shell = std::make_shared<std::string>();
   auto* completion = app.add_subcommand("completion", "print a shell completion script");
   completion->group("");
-  completion->add_option("SHELL", *shell, "the shell: bash")
+  // NOTE: bound to no variable: bash is the only value, and a local bound here would dangle.
+  completion->add_option("SHELL", "the shell: bash")
       ->required()
       ->check(CLI::IsMember({"bash"}));
   completion->callback([io, &action, &app] {

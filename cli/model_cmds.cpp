@@ -13,7 +13,7 @@
 #include "run/transformer.hpp"
 #include "viz/html_report.hpp"
 #include "sim/errors.hpp"
-#include "viz/numbers.hpp"
+#include "io/numbers.hpp"
 
 #include <fmt/format.h>
 #include <memory>
@@ -30,11 +30,11 @@ struct CostsOptions {
   std::string output;
 };
 
-std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout) {
+// A model's shape as JSON, in ppsim.model/1's key names, with its parameter count.
+nlohmann::ordered_json model_json(const ModelSpec& m) {
   nlohmann::ordered_json j;
-  const ModelSpec& m = w.model;
   j["name"] = m.name;
-  j["source"] = m.source;
+  j["parameters"] = parameter_count(m);
   j["layers"] = m.layers;
   j["hidden"] = m.hidden;
   j["heads"] = m.heads;
@@ -47,7 +47,12 @@ std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Lay
   j["recompute"] = recompute_name(m.recompute);
   j["mlp"] = mlp_name(m.mlp);
   j["tied_embeddings"] = m.tied_embeddings;
-  j["parameters"] = parameter_count(m);
+  return j;
+}
+
+std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout) {
+  nlohmann::ordered_json j = model_json(w.model);
+  j["source"] = w.model.source;
   j["device"] = w.device.name;
   j["device_source"] = w.device.source;
   j["peak_tflops"] = w.device.peak_tflops;
@@ -66,6 +71,7 @@ int run_costs(const CostsOptions& o, Io io) {
   const Layout layout = workload_layout(*w, p, o.run.chunks);
   ModelCosts mc = model_costs(w->model, w->device, layout, p, w->training);
   if (!o.run.costs.empty()) apply_costs(mc.costs, o.run.costs);
+  io.progress.finish();
   if (o.json || !o.output.empty()) {
     const std::string text =
         cost_spec_json(mc.costs, fmt::format("{} on {}, {} devices", w->model.name, w->device.name, p),
@@ -127,6 +133,7 @@ int run_plan(const PlanOptions& o, Io io) {
   if (!o.schedules.empty()) rq.schedules = split_list(o.schedules, "--schedules");
   if (!o.run.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.run.mem_capacity, "--mem-capacity");
   rq.cost_overrides = o.run.costs;
+  rq.progress = &io.progress;
   const Plan plan = make_plan(rq);
   if (!o.html.empty()) {
     // The report shows the best few that fit, simulated again with their full timelines.
@@ -134,22 +141,13 @@ int run_plan(const PlanOptions& o, Io io) {
     for (std::size_t i = 0; i < plan.candidates.size() && runs.size() < 6; ++i) {
       const PlanCandidate& c = plan.candidates[i];
       if (!c.fits) break;
-      RunRequest r;
-      r.schedule = c.schedule;
-      r.devices = rq.devices;
-      r.microbatches = c.microbatches;
-      r.chunks = c.chunks;
-      WorkloadSpec cw = rq.workload;
-      cw.model.microbatch_size = c.microbatch_size;
-      cw.layout = c.layout;
-      r.workload = std::move(cw);
-      r.cost_overrides = rq.cost_overrides;
-      runs.push_back(run_request(r));
+      runs.push_back(run_request(candidate_request(rq, c)));
     }
     write_file_atomically(o.html, [&](std::ostream& f) {
       write_html_report(f, runs, {.title = fmt::format("ppsim plan: {} on {} x {}", rq.workload.model.name, rq.devices, rq.workload.device.name)});
     });
   }
+  io.progress.finish();
   if (o.json) {
     nlohmann::ordered_json doc;
     doc["schema"] = "ppsim.plan/1";
@@ -166,6 +164,8 @@ int run_plan(const PlanOptions& o, Io io) {
       e["microbatches"] = c.microbatches;
       e["microbatch_size"] = c.microbatch_size;
       e["layout"] = c.layout;
+      // null: the schedule's own memory (default limit, or none)
+      e["mem_limit"] = c.mem_limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(std::stod(c.mem_limit));
       e["iteration_time_ms"] = c.iteration_time_ms;
       e["cost_ms"] = c.cost_ms;
       e["bubble_rate"] = c.bubble_rate;
@@ -191,7 +191,7 @@ int run_plan(const PlanOptions& o, Io io) {
     io.out << fmt::format("{:>4}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}  {}\n", i + 1, c.schedule,
                           c.chunks, c.microbatches, c.microbatch_size,
                           c.fits || c.iteration_time_ms > 0 ? human_ms(ms_to_ticks(c.iteration_time_ms, "t")) : "-",
-                          c.fits || c.iteration_time_ms > 0 ? fmt::format("{:.2f}%", 100 * c.bubble_rate) : "-",
+                          c.fits || c.iteration_time_ms > 0 ? human_percent(c.bubble_rate) : "-",
                           c.peak_bytes > 0 ? human_bytes(c.peak_bytes) : "-",
                           c.fits ? c.layout : c.reason.substr(0, 100));
   }
@@ -212,22 +212,7 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
     action = [io, json] {
       if (*json) {
         nlohmann::ordered_json all = nlohmann::ordered_json::array();
-        for (const ModelSpec& m : model_presets()) {
-          nlohmann::ordered_json e;
-          e["name"] = m.name;
-          e["parameters"] = parameter_count(m);
-          e["layers"] = m.layers;
-          e["hidden"] = m.hidden;
-          e["heads"] = m.heads;
-          e["kv_heads"] = m.kv_heads;
-          e["ffn"] = m.ffn;
-          e["seq"] = m.seq;
-          e["microbatch_size"] = m.microbatch_size;
-          e["vocab"] = m.vocab;
-          e["mlp"] = mlp_name(m.mlp);
-          e["tied_embeddings"] = m.tied_embeddings;
-          all.push_back(std::move(e));
-        }
+        for (const ModelSpec& m : model_presets()) all.push_back(model_json(m));
         io.out << all.dump(2) << "\n";
         return kExitOk;
       }
@@ -253,6 +238,7 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
                     "stages per device: the layout lists devices x chunks stages");
   costs->add_option("--costs", co->run.costs, "overrides on top: F=..,B=..,W=..,comm=.. (ms)");
   add_model_options(*costs, co->run);
+  costs->get_option("--model")->required();
   costs->add_flag("--json", co->json, "print the ppsim.costs/1 document (--costs-file reads it)");
   costs->add_option("-o,--output", co->output, "write the ppsim.costs/1 document to FILE");
   costs->callback([io, &action, co] { action = [io, co] { return run_costs(*co, io); }; });
@@ -269,6 +255,7 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
                    "schedules to consider, comma-separated (default: all)");
   plan->add_option("--costs", po->run.costs, "overrides on top: F=..,B=..,W=..,comm=.. (ms)");
   add_model_options(*plan, po->run);
+  plan->get_option("--model")->required();
   plan->add_option("--top", po->top, "rows to print (default 15)");
   plan->add_flag("--json", po->json, "print the ppsim.plan/1 document");
   plan->add_option("--html", po->html, "write a report of the best candidates to FILE");

@@ -8,6 +8,7 @@
 #include "io/atomic_file.hpp"
 #include "io/baseline_file.hpp"
 #include "io/json_text.hpp"
+#include "io/numbers.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
 #include "run/check.hpp"
@@ -18,11 +19,11 @@
 
 #include <limits>
 #include <cmath>
+#include <filesystem>
 #include <fmt/format.h>
-#include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
-#include <unistd.h>
 
 namespace ppsim::cli {
 
@@ -51,6 +52,7 @@ struct SweepOptions {
   bool csv{false};
   bool json{false};
   std::string html;
+  std::string svg;
 };
 
 int run_sweep(const SweepOptions& o, Io io) {
@@ -61,22 +63,15 @@ int run_sweep(const SweepOptions& o, Io io) {
   // A shape a generator refuses is a rejected point; a negative chunk count is no shape at all.
   if (!o.chunks.empty()) grid.chunks = int_list(o.chunks, "--chunks", 0, limits::kMaxDevices);
   if (!o.mem_limits.empty()) grid.mem_limits = split_list(o.mem_limits, "--mem-limit");
-  const RunRequest base = to_request(o.run, "", resolve_costs(o.run));
-  // Progress on a terminal only: `\r` lines would litter a log or a pipe.
-  SweepProgress progress;
-  if (io.err.rdbuf() == std::cerr.rdbuf() && ::isatty(STDERR_FILENO) == 1)
-    progress = [&io, shown = ~std::size_t{0}](std::size_t done, std::size_t total) mutable {
-      const std::size_t percent = 100 * done / total;
-      if (done != total && percent == shown) return;
-      shown = percent;
-      io.err << fmt::format("\rsweep: {}/{} points ({}%)", done, total, percent)
-             << (done == total ? "\n" : "") << std::flush;
-    };
-  const std::vector<SweepPoint> points = run_sweep(grid, base, progress);
+  const RunRequest base = to_request(o.run, "", resolve_costs(o.run, io));
+  const std::vector<SweepPoint> points = run_sweep(grid, base, &io.progress);
   if (!o.html.empty())
     write_file_atomically(o.html, [&](std::ostream& f) {
       write_sweep_html(f, points, base.costs.source);
     });
+  if (!o.svg.empty())
+    write_file_atomically(o.svg, [&](std::ostream& f) { write_sweep_svg(f, points); });
+  io.progress.finish();
   if (o.json) io.out << sweep_json(points) << "\n";
   else if (o.csv) write_sweep_csv(io.out, points);
   else write_sweep_table(io.out, points);
@@ -92,21 +87,135 @@ struct CheckOptions {
   bool tolerance_given{false};
   bool update{false};
   bool allow_improvements{false};
+  bool init{false};
+  bool json{false};
+  std::vector<std::string> cases;  ///< --case "-s zb-h1 -p 4 -m 8 --costs F=1,B=1,W=1"
 };
+
+// A --case text as a baseline case: the options of `simulate` that a case records.
+BaselineCase parse_case_text(const std::string& text) {
+  CLI::App parser{"case"};
+  BaselineCase c;
+  parser.add_option("-s,--schedule", c.schedule)->required();
+  parser.add_option("-p,--stages", c.devices);
+  parser.add_option("-m,--microbatches", c.microbatches);
+  parser.add_option("-v,--chunks", c.chunks);
+  parser.add_option("--costs", c.costs);
+  parser.add_option("--costs-file", c.costs_file);
+  parser.add_option("--mem-limit", c.mem_limit);
+  parser.add_option("--name", c.name);
+  std::vector<std::string> args;
+  for_each_field(text, ' ', [&](std::string_view w) {
+    if (!w.empty()) args.emplace_back(w);
+    return true;
+  });
+  std::reverse(args.begin(), args.end());
+  try {
+    parser.parse(args);
+  } catch (const CLI::ParseError& e) {
+    throw ConfigError(fmt::format("--case '{}': {} (a case is simulate's -s, -p, -m, -v, "
+                                  "--costs, --costs-file, --mem-limit and --name)",
+                                  text, e.what()));
+  }
+  if (c.name.empty()) c.name = default_case_name(c);
+  return c;
+}
+
+// The starter set of `check --init`: the known answers of DESIGN.md's toy case and one case
+// with the zero-bubble paper's costs for the automatic schedules.
+std::vector<BaselineCase> starter_cases() {
+  std::vector<BaselineCase> cases;
+  for (const char* s : {"1f1b", "zb-h1", "zb-h2", "zb-1p", "zb-2p", "zb-v", "interleaved-1f1b"})
+    cases.push_back(parse_case_text(fmt::format("-s {} -p 4 -m 8 --costs F=2,B=2,W=2", s)));
+  for (const char* s : {"zb-auto", "zb-v"})
+    cases.push_back(parse_case_text(fmt::format(
+        "-s {} -p 8 -m 24 --costs F=1.5,B=1.5,W=1,comm=0.15 --mem-limit 1.5p", s)));
+  return cases;
+}
 
 std::string diff_text(double expected, double got) {
   const double d = got - expected;
   if (d == 0) return "0";
-  std::string s = fmt::format("{:+.3g}", d);
-  if (expected != 0) s += fmt::format(" ({:+.3g}%)", 100 * d / std::abs(expected));
+  const auto signed_text = [](double x) { return (x < 0 ? "" : "+") + human_number(x); };
+  std::string s = signed_text(d);
+  if (expected != 0) s += fmt::format(" ({}%)", signed_text(100 * d / std::abs(expected)));
   return s;
 }
 
+// The baseline to check: the file, or for --init / --update with --case a new one.
+Baseline baseline_of(const CheckOptions& o) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(o.baseline, ec);
+  if (o.init || (!exists && !o.cases.empty())) {
+    if (exists)
+      throw ConfigError(fmt::format("{}: already exists; --init creates a new baseline (use "
+                                    "--update to re-approve this one)",
+                                    o.baseline));
+    if (!o.update && !o.init)
+      throw ConfigError(fmt::format("{}: no such baseline; --case with --update creates it",
+                                    o.baseline));
+    Baseline b;
+    b.description = o.init ? "ppsim check --init: the toy case's known answers and the "
+                             "automatic schedules at the zero-bubble paper's costs"
+                           : "ppsim check --update --case ...";
+    b.cases = o.cases.empty() ? starter_cases() : std::vector<BaselineCase>{};
+    for (const std::string& text : o.cases) b.cases.push_back(parse_case_text(text));
+    return b;
+  }
+  Baseline b = load_baseline_file(o.baseline, !o.update);
+  for (const std::string& text : o.cases) {
+    if (!o.update) throw ConfigError("--case: adds cases to a baseline with --update");
+    b.cases.push_back(parse_case_text(text));
+  }
+  return b;
+}
+
 int run_check(const CheckOptions& o, Io io) {
-  const Baseline baseline = load_baseline_file(o.baseline, !o.update);
+  const Baseline baseline = baseline_of(o);
+  const bool update = o.update || o.init;
   const CheckResult result = check_baseline(
       baseline, o.baseline, o.tolerance_given ? std::optional<double>(o.tolerance) : std::nullopt);
+  io.progress.finish();
 
+  if (o.json) {
+    // One document on stdout; the exit code as without --json.
+    nlohmann::ordered_json doc;
+    doc["schema"] = "ppsim.check/1";
+    doc["baseline"] = o.baseline;
+    doc["tolerance"] = result.tolerance;
+    nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+    std::size_t worse = 0, better = 0;
+    for (const CaseCheck& c : result.cases) {
+      nlohmann::ordered_json cj;
+      cj["name"] = c.name;
+      nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+      for (const MetricCheck& m : c.metrics) {
+        nlohmann::ordered_json mj;
+        mj["metric"] = m.metric;
+        if (m.expected) mj["expected"] = *m.expected;
+        else mj["expected"] = nullptr;
+        mj["got"] = m.got;
+        mj["change"] = !m.expected ? "new" : m.change == Change::same ? "same"
+                                      : m.change == Change::worse    ? "worse"
+                                                                     : "better";
+        worse += m.expected && m.change == Change::worse;
+        better += m.expected && m.change == Change::better;
+        metrics.push_back(std::move(mj));
+      }
+      cj["metrics"] = std::move(metrics);
+      cases.push_back(std::move(cj));
+    }
+    doc["cases"] = std::move(cases);
+    doc["regressions"] = worse;
+    doc["improvements"] = better;
+    doc["updated"] = update;
+    if (update)
+      write_file_atomically(o.baseline,
+                            [&](std::ostream& f) { f << baseline_json(result.updated); });
+    io.out << doc.dump(2) << "\n";
+    if (update) return kExitOk;
+    return worse > 0 || (better > 0 && !o.allow_improvements) ? kExitRegression : kExitOk;
+  }
   std::size_t name_w = 4;
   for (const BaselineCase& c : baseline.cases) name_w = std::max(name_w, c.name.size());
   const std::string row = fmt::format("{{:<{}}}  {{:<12}} {{:>22}} {{:>22}}  {{:<20}} {{}}\n",
@@ -119,8 +228,8 @@ int run_check(const CheckOptions& o, Io io) {
     std::string worse_text, better_text;
     for (const MetricCheck& m : c.metrics) {
       if (!m.expected) {
-        if (o.update)
-          io.out << fmt::format(fmt::runtime(row), c.name, m.metric, "-", json_number(m.got), "",
+        if (update)
+          io.out << fmt::format(fmt::runtime(row), c.name, m.metric, "-", human_number(m.got), "",
                                 "new");
         continue;
       }
@@ -130,21 +239,23 @@ int run_check(const CheckOptions& o, Io io) {
                                              json_number(m.got));
         std::string& list = m.change == Change::worse ? worse_text : better_text;
         list += (list.empty() ? "" : ", ") + what;
-        status = o.update ? "updated" : m.change == Change::worse ? "WORSE" : "BETTER";
+        status = update ? "updated" : m.change == Change::worse ? "WORSE" : "BETTER";
       }
-      io.out << fmt::format(fmt::runtime(row), c.name, m.metric, json_number(*m.expected),
-                            json_number(m.got), diff_text(*m.expected, m.got), status);
+      // NOTE: the table rounds for reading; the diff column shows any change, however small,
+      // and the messages below keep the exact values (the baseline file's numbers).
+      io.out << fmt::format(fmt::runtime(row), c.name, m.metric, human_number(*m.expected),
+                            human_number(m.got), diff_text(*m.expected, m.got), status);
     }
     if (c.changed()) ++changed_cases;
     if (!worse_text.empty()) worse.push_back(fmt::format("'{}': {}", c.name, worse_text));
     if (!better_text.empty()) better.push_back(fmt::format("'{}': {}", c.name, better_text));
   }
 
-  if (o.update) {
+  if (update) {
     write_file_atomically(o.baseline,
                           [&](std::ostream& f) { f << baseline_json(result.updated); });
-    io.out << fmt::format("updated {}: {} cases, {} changed\n", o.baseline, baseline.cases.size(),
-                          changed_cases);
+    io.out << fmt::format("{} {}: {} cases, {} changed\n", o.init ? "created" : "updated",
+                          o.baseline, baseline.cases.size(), changed_cases);
     return kExitOk;
   }
   io.out << fmt::format("{}: {} cases, {} metrics, tolerance {} (relative to max(|expected|, 1)): "
@@ -195,6 +306,7 @@ void add_report_commands(CLI::App& app, Io io, Action& action) {
   csv->excludes(json);
   sweep->add_option("--html", so->html,
                     "write an HTML page with bubble-vs-m and bubble-vs-memory curves to FILE");
+  sweep->add_option("--svg", so->svg, "write the two charts as one standalone SVG picture");
   sweep->callback([io, &action, so] { action = [io, so] { return run_sweep(*so, io); }; });
 
   // check
@@ -209,6 +321,12 @@ void add_report_commands(CLI::App& app, Io io, Action& action) {
                   "re-simulate and rewrite the expected metrics (atomically)");
   check->add_flag("--allow-improvements", co->allow_improvements,
                   "let metrics that got better pass (with a warning)");
+  check->add_flag("--init", co->init,
+                  "create the baseline (it must not exist) from a starter set, or from --case");
+  check->add_option("--case", co->cases,
+                    "a case to add (with --update or --init): simulate's options, e.g. "
+                    "\"-s zb-h1 -p 4 -m 8 --costs F=1,B=1,W=1\" (repeatable)");
+  check->add_flag("--json", co->json, "print the outcome as JSON (schema ppsim.check/1)");
   check->callback([io, &action, co, tolerance] {
     co->tolerance_given = tolerance->count() > 0;
     action = [io, co] { return run_check(*co, io); };

@@ -1,6 +1,7 @@
 // Measured vs predicted: the two Runs, the errors, the JSON document and the text table.
 #include "exec/report.hpp"
 
+#include "io/numbers.hpp"
 #include "sim/metrics.hpp"
 #include "viz/metrics_json.hpp"
 
@@ -153,24 +154,23 @@ void write_execute_report(std::ostream& out, const ExecReport& r) {
   out << fmt::format("model: dim={} tokens={} blocks={} per stage, f32, {} GEMM thread{} per rank\n",
                      r.shape.dim, r.shape.tokens, r.shape.blocks, r.result.threads,
                      r.result.threads == 1 ? "" : "s");
-  out << fmt::format("prediction: {}; comm {:.4f} ms (MPI ping-pong)\n", r.predicted.costs.source,
-                     r.result.comm_ms);
+  out << fmt::format("prediction: {}; comm {} ms (MPI ping-pong)\n", r.predicted.costs.source,
+                     human_number(r.result.comm_ms));
   std::string its;
-  for (Ticks c : r.iteration_costs) its += fmt::format(" {:.3f}", ticks_to_ms(c));
+  for (Ticks c : r.iteration_costs) its += " " + human_ms(c);
   out << fmt::format("measured cost per iteration (ms):{}; reported: iteration {}\n\n", its,
                      r.reported_iteration + 1);
   out << fmt::format("{:<16}{:>12}{:>12}{:>9}\n", "", "measured", "predicted", "error");
-  const auto row = [&](std::string_view name, double a, double b, std::string e) {
-    out << fmt::format("{:<16}{:>12.3f}{:>12.3f}{:>9}\n", name, a, b, e);
+  const auto row = [&](std::string_view name, std::string a, std::string b, std::string e) {
+    out << fmt::format("{:<16}{:>12}{:>12}{:>9}\n", name, a, b, e);
   };
   const auto ms_row = [&](std::string_view name, Ticks a, Ticks b) {
-    row(name, ticks_to_ms(a), ticks_to_ms(b),
-        percent(relative_error(ticks_to_ms(b), ticks_to_ms(a))));
+    row(name, human_ms(a), human_ms(b), percent(relative_error(ticks_to_ms(b), ticks_to_ms(a))));
   };
   ms_row("cost_ms", mm.cost, pm.cost);
   ms_row("makespan_ms", mm.makespan, pm.makespan);
   ms_row("ideal_ms", mm.ideal, pm.ideal);
-  row("bubble_rate", mm.bubble_rate, pm.bubble_rate,
+  row("bubble_rate", human_percent(mm.bubble_rate), human_percent(pm.bubble_rate),
       fmt::format("{:+.1f}pt", 100.0 * (pm.bubble_rate - mm.bubble_rate)));
   for (std::size_t d = 0; d < mm.per_device.size() && d < pm.per_device.size(); ++d) {
     ms_row(fmt::format("device {} busy", d), mm.per_device[d].busy, pm.per_device[d].busy);

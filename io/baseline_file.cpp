@@ -25,7 +25,9 @@ using detail::JsonReader;
 
 constexpr std::string_view schema = "ppsim.baseline/1";
 
-std::string default_name(const BaselineCase& c) {
+} // namespace
+
+std::string default_case_name(const BaselineCase& c) {
   std::string name = c.schedule;
   if (c.devices > 0) name += fmt::format(" p={}", c.devices);
   if (c.microbatches > 0) name += fmt::format(" m={}", c.microbatches);
@@ -35,6 +37,8 @@ std::string default_name(const BaselineCase& c) {
   if (!c.costs.empty()) name += " costs=" + c.costs;
   return name;
 }
+
+namespace {
 
 BaselineCase parse_case(const JsonReader& r, const json& j, const std::string& at,
                         bool require_expected) {
@@ -96,7 +100,7 @@ BaselineCase parse_case(const JsonReader& r, const json& j, const std::string& a
       if (!present) r.fail(at + "/expected/" + name, "missing");
     }
   }
-  if (!seen.has("name")) c.name = default_name(c);
+  if (!seen.has("name")) c.name = default_case_name(c);
   return c;
 }
 

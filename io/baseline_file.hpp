@@ -31,6 +31,9 @@ struct Baseline {
   std::vector<BaselineCase> cases;
 };
 
+/// A case's name when it has none: `zb-h1 p=4 m=8 mem=2p costs=F=1`.
+[[nodiscard]] std::string default_case_name(const BaselineCase& c);
+
 /// The metrics a baseline records, in file order: bubble_rate, cost_ms, ideal_ms, makespan_ms,
 /// peak_memory.
 [[nodiscard]] const std::vector<std::string>& baseline_metric_names();

@@ -14,9 +14,11 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 namespace ppsim {
@@ -94,8 +96,11 @@ template <class Fn> std::optional<int> split_row(std::string_view line, Fn&& fn)
   return std::nullopt;
 }
 
-// `<stage><F|I|W|B><microbatch>`; returns the error text, or nullopt with `task` set.
-std::optional<std::string> parse_action(std::string_view text, Task& task) {
+// `<stage><F|I|W|B><microbatch>`; returns the error text, or nullopt with `task` set. `B` is
+// read as the full backward (BW); in the old notation the reader turns it into our B afterwards
+// where a W of the same stage and micro-batch follows.
+std::optional<std::string> parse_action(std::string_view text, Task& task,
+                                        PytorchNotation notation) {
   const char* first = text.data();
   const char* last = first + text.size();
   const auto digit_at = [&](const char* c) {
@@ -113,7 +118,11 @@ std::optional<std::string> parse_action(std::string_view text, Task& task) {
   while (k < last && (std::isupper(static_cast<unsigned char>(*k)) || *k == '_')) ++k;
   const std::string_view type(p, static_cast<std::size_t>(k - p));
   Kind kind{};
+  const bool old = notation == PytorchNotation::old;
   if (type == "F") kind = Kind::F;
+  else if (type == "I" && old)
+    return std::string("I is not in PyTorch's old notation, where B was the backward for the "
+                       "input; drop --pytorch-notation old to read I (and B as the full backward)");
   else if (type == "I") kind = Kind::B;
   else if (type == "W") kind = Kind::W;
   else if (type == "B") kind = Kind::BW;
@@ -123,7 +132,8 @@ std::optional<std::string> parse_action(std::string_view text, Task& task) {
                        "only compute actions (F, I, W, B, OVERLAP_F_B) are supported",
                        type);
   else
-    return fmt::format("unknown action type '{}' (expected F, I, W or B)", excerpt(type));
+    return fmt::format("unknown action type '{}' (expected {})", excerpt(type),
+                       old ? "F, B or W, PyTorch's old notation" : "F, I, W or B");
   if (k == last) return fmt::format("{} action without a micro-batch index", type);
   if (!digit_at(k)) return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
   int mb = 0;
@@ -137,8 +147,9 @@ std::optional<std::string> parse_action(std::string_view text, Task& task) {
 }
 
 // A whole cell: a single action, or `(aFx;bBy)OVERLAP_F_B` (either order inside).
-std::optional<std::string> parse_cell(std::string_view text, Task& task) {
-  if (!text.starts_with('(')) return parse_action(text, task);
+std::optional<std::string> parse_cell(std::string_view text, Task& task,
+                                      PytorchNotation notation) {
+  if (!text.starts_with('(')) return parse_action(text, task, notation);
   const auto close = text.find(')');
   if (close == std::string_view::npos) return std::string("'(' without ')'");
   const auto type = trim(text.substr(close + 1));
@@ -151,7 +162,7 @@ std::optional<std::string> parse_cell(std::string_view text, Task& task) {
   for_each_field(inner, ';', [&](std::string_view part) {
     if (part.empty()) return true;  // PyTorch skips empty sub-actions too
     Task t;
-    if (auto err = parse_action(part, t)) {
+    if (auto err = parse_action(part, t, notation)) {
       error = fmt::format("in '{}': {}", excerpt(part), *err);
       return false;
     }
@@ -178,23 +189,6 @@ struct Seen {
   int line{0};
   int column{0};
 };
-
-std::string pytorch_cell(const Task& t) {
-  const auto letter = [](Kind k) {
-    switch (k) {
-    case Kind::F: return 'F';
-    case Kind::B: return 'I';
-    case Kind::W: return 'W';
-    case Kind::BW: return 'B';
-    case Kind::FB: break;
-    }
-    return '?';
-  };
-  if (t.kind == Kind::FB)
-    return fmt::format("({}F{};{}{}{}){}", t.stage, t.microbatch, t.stage2, letter(t.kind2),
-                       t.microbatch2, kOverlap);
-  return fmt::format("{}{}{}", t.stage, letter(t.kind), t.microbatch);
-}
 
 // ---------------------------------------------------------------------------------------------
 // JSON
@@ -223,17 +217,26 @@ bool is_schedule_file(std::string_view name_or_path) {
   return ends_with_nocase(name_or_path, ".csv") || ends_with_nocase(name_or_path, ".json");
 }
 
-Schedule load_schedule_file(const std::string& path) {
+PytorchNotation parse_pytorch_notation(std::string_view text) {
+  if (text == "new") return PytorchNotation::current;
+  if (text == "old") return PytorchNotation::old;
+  throw ConfigError(fmt::format("--pytorch-notation '{}': expected new (I = backward for the "
+                                "input, B = full backward) or old (B = backward for the input)",
+                                text));
+}
+
+Schedule load_schedule_file(const std::string& path, PytorchNotation csv) {
   if (!is_schedule_file(path))
     throw ConfigError(fmt::format("{}: a schedule file must end in .csv (PyTorch compute-only) "
                                   "or .json (ppsim.schedule/1)",
                                   path));
   const std::string text = read_text_file(path, "schedule file");
-  return ends_with_nocase(path, ".csv") ? parse_pytorch_csv(text, path)
+  return ends_with_nocase(path, ".csv") ? parse_pytorch_csv(text, path, csv)
                                         : parse_schedule_json(text, path);
 }
 
-Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
+Schedule parse_pytorch_csv(std::string_view text, std::string_view where,
+                           PytorchNotation notation) {
   // Rows as Python's csv.reader yields them: every line is a rank (an empty line is a rank with
   // nothing to do); the terminator of the last line does not start another.
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 BOM from spreadsheets
@@ -255,13 +258,20 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
   std::vector<std::vector<Task>> order(ix(devices));
   std::vector<Seen> placed;  // per stage
   int max_mb = -1;
+  // For the notation: where each (stage, micro-batch) has a full backward `B`, and the first W
+  // that follows one; whether any `I` appears; which (stage, micro-batch) have a W.
+  std::map<std::pair<int, int>, std::pair<Seen, std::string>> full_backward;  // where, cell
+  std::optional<std::pair<Seen, Seen>> w_after_b;  // (the B, the W)
+  std::string w_after_b_cells[2];
+  bool any_i = false;
+  std::set<std::pair<int, int>> has_w;
   for (int rank = 0; rank < devices; ++rank) {
     const int line_no = rank + 1;
     const auto bad = split_row(lines[ix(rank)], [&](const Cell& cell) {
       const auto body = trim(cell.text);
       if (body.empty()) return;  // idle
       Task t;
-      if (auto err = parse_cell(body, t))
+      if (auto err = parse_cell(body, t, notation))
         throw ConfigError(fmt::format("{}:{}:{}: cannot read '{}': {}", where, line_no,
                                       cell.column, excerpt(body), *err));
       const auto place = [&](int stage) {
@@ -283,6 +293,23 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
         place(t.stage2);
         max_mb = std::max(max_mb, t.microbatch2);
       }
+      const Kind backward = t.kind == Kind::FB ? t.kind2 : t.kind;
+      const int b_stage = t.kind == Kind::FB ? t.stage2 : t.stage;
+      const int b_mb = t.kind == Kind::FB ? t.microbatch2 : t.microbatch;
+      const Seen here{rank, line_no, cell.column};
+      if (backward == Kind::B) any_i = true;
+      if (backward == Kind::BW) {
+        full_backward.emplace(std::pair{b_stage, b_mb}, std::pair{here, std::string(body)});
+      }
+      if (t.kind == Kind::W) {
+        has_w.emplace(t.stage, t.microbatch);
+        const auto b = full_backward.find({t.stage, t.microbatch});
+        if (!w_after_b && b != full_backward.end()) {
+          w_after_b = std::pair{b->second.first, here};
+          w_after_b_cells[0] = b->second.second;
+          w_after_b_cells[1] = body;
+        }
+      }
       order[ix(rank)].push_back(t);
     });
     if (bad) throw ConfigError(fmt::format("{}:{}:{}: unterminated quote", where, line_no, *bad));
@@ -301,8 +328,33 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where) {
   if (static_cast<long long>(stages) * (max_mb + 1) > kMaxStageMicrobatches)
     throw ConfigError(fmt::format("{}: {} stages x {} micro-batches is too large to simulate",
                                   where, stages, max_mb + 1));
+  if (notation == PytorchNotation::current && !any_i && w_after_b) {
+    // In the current notation B is I and W together: a W after it is a second weight backward.
+    const auto& [b, w] = *w_after_b;
+    throw ConfigError(fmt::format(
+        "{}:{}:{}: '{}' follows '{}' ({}:{}:{}) of its stage and micro-batch, and no cell is an "
+        "I: the file looks written in PyTorch's old notation, where B was the backward for the "
+        "input and W followed it (now B is the full backward); read it with --pytorch-notation "
+        "old",
+        where, w.line, w.column, excerpt(w_after_b_cells[1]), excerpt(w_after_b_cells[0]), where,
+        b.line,
+        b.column));
+  }
+  if (notation == PytorchNotation::old) {
+    // B is the backward for the input where a W of its stage and micro-batch exists.
+    const auto split = [&](Kind& kind, int stage, int mb) {
+      if (kind == Kind::BW && has_w.count({stage, mb}) != 0) kind = Kind::B;
+    };
+    for (auto& row : order)
+      for (Task& t : row) {
+        if (t.kind == Kind::FB) split(t.kind2, t.stage2, t.microbatch2);
+        else split(t.kind, t.stage, t.microbatch);
+      }
+  }
   Schedule schedule = make_pipeline(stem_of(where), devices, max_mb + 1, std::move(stage_device));
   schedule.order = std::move(order);
+  schedule.notation =
+      notation == PytorchNotation::old ? Notation::pytorch_old : Notation::pytorch;
   return schedule;
 }
 
@@ -408,7 +460,10 @@ void write_schedule_json(std::ostream& out, const Schedule& s) {
   out << "}\n";
 }
 
-void write_pytorch_csv(std::ostream& out, const Schedule& s) {
+namespace {
+
+// Throws ConfigError when the CSV cannot express the schedule.
+void check_csv_expressible(const Schedule& s) {
   const int S = s.stages();
   const auto refuse = [&](const std::string& why) {
     return ConfigError(fmt::format(
@@ -441,7 +496,7 @@ void write_pytorch_csv(std::ostream& out, const Schedule& s) {
             s.stage_device[ix(stage)] != d)
           throw refuse(fmt::format("task {} on device {} does not fit its placement or shape "
                                    "(validate the schedule first)",
-                                   to_string(t), d));
+                                   to_string(t, s.notation), d));
         seen[ix(stage)] = true;
         max_mb = std::max(max_mb, mb);
       };
@@ -455,8 +510,39 @@ void write_pytorch_csv(std::ostream& out, const Schedule& s) {
   if (max_mb + 1 != s.microbatches)
     throw refuse(fmt::format("micro-batch {} has no task, so a reader would count {} micro-batches",
                              s.microbatches - 1, max_mb + 1));
+}
+
+} // namespace
+
+void write_pytorch_csv(std::ostream& out, const Schedule& s) {
+  check_csv_expressible(s);
   for (const auto& row : s.order) {
-    for (std::size_t i = 0; i < row.size(); ++i) out << (i == 0 ? "" : ",") << pytorch_cell(row[i]);
+    for (std::size_t i = 0; i < row.size(); ++i)
+      out << (i == 0 ? "" : ",") << to_string(row[i], Notation::pytorch);
+    out << '\n';
+  }
+}
+
+void write_pytorch_csv(std::ostream& out, const Schedule& s,
+                       std::span<const std::vector<std::optional<Task>>> slots) {
+  check_csv_expressible(s);
+  bool same = slots.size() == s.order.size();
+  for (std::size_t d = 0; same && d < slots.size(); ++d) {
+    std::size_t i = 0;
+    for (const auto& slot : slots[d]) {
+      if (!slot) continue;
+      same = same && i < s.order[d].size() && *slot == s.order[d][i];
+      ++i;
+    }
+    same = same && i == s.order[d].size();
+  }
+  if (!same)
+    throw ConfigError(fmt::format("schedule '{}': its idle slots do not hold its own order, so "
+                                  "they cannot be written with it",
+                                  s.name));
+  for (const auto& row : slots) {
+    for (std::size_t i = 0; i < row.size(); ++i)
+      out << (i == 0 ? "" : ",") << (row[i] ? to_string(*row[i], Notation::pytorch) : "");
     out << '\n';
   }
 }

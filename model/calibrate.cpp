@@ -1,11 +1,13 @@
 // Calibration: options, gradient check, timing of F/B/W/BW and the comm copy, the cost file.
 #include "model/calibrate.hpp"
 
+#include "io/numbers.hpp"
 #include "io/text_parse.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -296,6 +298,87 @@ GradientCheck check_gradients(int dim, int tokens, int blocks, const GradientChe
 }
 
 // ----------------------------------------------------------------------------------------------
+// The repeat rule
+
+namespace {
+
+// The q-quantile of sorted samples, interpolating between neighbours.
+double quantile(const std::vector<double>& sorted, double q) {
+  const double at = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+constexpr std::array<const char*, 4> kKindNames{"F", "B", "W", "BW"};
+
+std::string rounds_text(int n) { return fmt::format("{} extra round{}", n, n == 1 ? "" : "s"); }
+
+} // namespace
+
+double median_of(std::vector<double> samples) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  return quantile(samples, 0.5);
+}
+
+double noise_of(std::vector<double> samples) {
+  if (samples.size() < 2) return 0;
+  std::sort(samples.begin(), samples.end());
+  const double median = quantile(samples, 0.5);
+  return median > 0 ? (quantile(samples, 0.75) - quantile(samples, 0.25)) / median : 0.0;
+}
+
+RepeatDecision decide_repeats(const std::vector<std::vector<double>>& samples,
+                              const std::vector<double>& previous_medians, double elapsed_ms,
+                              const RepeatRule& rule) {
+  using Verdict = RepeatDecision::Verdict;
+  bool any_noisy = false, settled = !previous_medians.empty();
+  std::size_t most = 0;
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    most = std::max(most, samples[k].size());
+    if (static_cast<int>(samples[k].size()) < rule.min_judged) continue;
+    if (noise_of(samples[k]) <= rule.noisy_spread) continue;
+    any_noisy = true;
+    if (k >= previous_medians.size() || previous_medians[k] <= 0) {
+      settled = false;
+      continue;
+    }
+    const double change = std::abs(median_of(samples[k]) - previous_medians[k]) / previous_medians[k];
+    settled = settled && change <= rule.stable_change;
+  }
+  if (!any_noisy) return {Verdict::quiet, 0};
+  if (settled) return {Verdict::stable, 0};
+  const auto cap = static_cast<std::size_t>(std::max(rule.max_samples, 0));
+  if (elapsed_ms >= rule.time_cap_ms || most >= cap) return {Verdict::capped, 0};
+  const std::size_t extra = std::min(std::max<std::size_t>(most / 2, 5), cap - most);
+  return {Verdict::more, static_cast<int>(extra)};
+}
+
+std::vector<std::string> noise_warnings(const BlockMeasurement& m, const RepeatRule& rule) {
+  std::vector<std::string> out;
+  const KernelStats* kinds[] = {&m.F, &m.B, &m.W, &m.BW};
+  for (std::size_t k = 0; k < 4; ++k) {
+    const KernelStats& s = *kinds[k];
+    if (s.samples < rule.min_judged || s.noise <= rule.noisy_spread) continue;
+    out.push_back(fmt::format(
+        "timings are noisy: {} of {} block{} varies by {:.0f}% (interquartile range / median; "
+        "threshold {:.0f}%) over {} samples{}; the costs may be off by that much: calibrate on "
+        "a quiet machine (fewer other processes, --threads 1, pinned cores)",
+        kKindNames[k], m.blocks, m.blocks == 1 ? "" : "s", 100 * s.noise,
+        100 * rule.noisy_spread, s.samples,
+        m.capped ? fmt::format(", {} and the median still moved by more than {:.0f}% when the "
+                               "cap ({:.0f} s or {} samples) was reached",
+                               rounds_text(m.extra_rounds), 100 * rule.stable_change,
+                               rule.time_cap_ms / 1000, rule.max_samples)
+        : m.extra_rounds > 0 ? fmt::format(" ({}, until the median moved by at most {:.0f}%)",
+                                           rounds_text(m.extra_rounds), 100 * rule.stable_change)
+                             : std::string()));
+  }
+  return out;
+}
+
+// ----------------------------------------------------------------------------------------------
 // Timing
 
 namespace {
@@ -316,6 +399,7 @@ KernelStats stats_of(std::vector<double> samples, double flops) {
   s.min_ms = round_ms(samples.front());
   s.max_ms = round_ms(samples.back());
   s.spread = median > 0 ? round_to((samples.back() - samples.front()) / median, 1e4) : 0.0;
+  s.noise = round_to(noise_of(samples), 1e4);
   s.gflops = median > 0 ? round_to(flops / (median * 1e-3) / 1e9, 1e2) : 0.0;
   return s;
 }
@@ -354,12 +438,29 @@ BlockMeasurement measure(const CalibrationOptions& o, DType dtype, int blocks, i
   // Warm-up: the first round creates oneDNN's JIT kernels; the second sizes the repeats.
   double last = 0;
   for (int k = 0; k < kWarmups; ++k) last = one_round(false);
-  if (repeats <= 0) {
+  const bool automatic = repeats <= 0;
+  if (automatic) {
     const double wanted = last > 0 ? std::ceil(kTargetMsPerMeasurement / last) : kMaxAutoRepeats;
     repeats = static_cast<int>(std::clamp(wanted, double{kMinAutoRepeats}, double{kMaxAutoRepeats}));
   }
-  for (int r = 0; r < repeats; ++r) one_round(true);
+  double elapsed = 0;
+  for (int r = 0; r < repeats; ++r) elapsed += one_round(true);
   BlockMeasurement m;
+  // The repeat rule: while some kind is noisy, more rounds until its median settles or a cap.
+  std::vector<double> previous;
+  while (automatic) {
+    const std::vector<std::vector<double>> all{f, b, w, bw};
+    const RepeatDecision d = decide_repeats(all, previous, elapsed);
+    if (d.verdict != RepeatDecision::Verdict::more) {
+      m.capped = d.verdict == RepeatDecision::Verdict::capped;
+      break;
+    }
+    previous.clear();
+    for (const auto& kind : all) previous.push_back(median_of(kind));
+    const int rounds = (d.extra + slots - 1) / slots;
+    for (int r = 0; r < rounds; ++r) elapsed += one_round(true);
+    ++m.extra_rounds;
+  }
   m.blocks = blocks;
   m.flops = flops_per_block(o.dim, o.tokens) * blocks;
   m.F = stats_of(std::move(f), m.flops);
@@ -417,7 +518,7 @@ std::string cpu_model() {
   return name;
 }
 
-CalibrationResult run_calibration(const CalibrationOptions& options) {
+CalibrationResult run_calibration(const CalibrationOptions& options, Progress* progress) {
   validate_options(options);
   const DType dtype = parse_dtype(options.dtype);
   const ScopedGemmThreads threads(options.threads);
@@ -437,10 +538,14 @@ CalibrationResult run_calibration(const CalibrationOptions& options) {
         r.gradient_check.fd_max_rel_error, r.gradient_check.tolerance));
 
   int repeats = options.repeats;
+  const std::set<int> sizes(options.blocks_per_stage.begin(), options.blocks_per_stage.end());
   for (int b : options.blocks_per_stage) {
     const bool done = std::any_of(r.measurements.begin(), r.measurements.end(),
                                   [b](const BlockMeasurement& m) { return m.blocks == b; });
-    if (!done) r.measurements.push_back(measure(options, dtype, b, repeats, r.machine.gemm));
+    if (done) continue;
+    r.measurements.push_back(measure(options, dtype, b, repeats, r.machine.gemm));
+    for (std::string& w : noise_warnings(r.measurements.back())) r.warnings.push_back(std::move(w));
+    report(progress, "stage sizes timed", r.measurements.size(), sizes.size());
   }
   r.repeats = repeats;
 
@@ -488,6 +593,7 @@ ordered_json stats_json(const KernelStats& s) {
   j["min_ms"] = s.min_ms;
   j["max_ms"] = s.max_ms;
   j["spread"] = s.spread;
+  j["noise"] = s.noise;
   j["gflops"] = s.gflops;
   j["samples"] = s.samples;
   return j;
@@ -501,6 +607,8 @@ ordered_json kinds_json(const BlockMeasurement& m) {
   j["B"] = stats_json(m.B);
   j["W"] = stats_json(m.W);
   j["BW"] = stats_json(m.BW);
+  j["extra_rounds"] = m.extra_rounds;
+  j["capped"] = m.capped;
   return j;
 }
 
@@ -612,6 +720,14 @@ std::string cost_file_json(const CalibrationResult& r) {
   prov["load_note"] = "other processes on the machine inflate medians; calibrate on a quiet machine";
   prov["threads"] = o.threads;
   prov["repeats"] = r.repeats;
+  const RepeatRule rule;
+  prov["repeat_rule"] = fmt::format(
+      "with automatic repeats, more rounds while a kind's interquartile range exceeds {:.0f}% of "
+      "its median, until its median moves by at most {:.0f}% per round, or {:.0f} s of timing "
+      "or {} samples per stage size",
+      100 * rule.noisy_spread, 100 * rule.stable_change, rule.time_cap_ms / 1000,
+      rule.max_samples);
+  prov["warnings"] = r.warnings;
   prov["warmups"] = r.warmups;
   prov["dtype"] = o.dtype;
   doc["provenance"] = std::move(prov);
@@ -651,31 +767,36 @@ std::string calibration_summary(const CalibrationResult& r) {
                    r.gradient_check.max_rel_error, r.gradient_check.fd_max_rel_error,
                    r.gradient_check.tolerance, r.gradient_check.passed ? "passed" : "FAILED");
   s += fmt::format("{:>7} {:>5} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}\n", "blocks", "kind",
-                   "median_ms", "min_ms", "max_ms", "spread", "GFLOP/s", "samples");
+                   "median_ms", "min_ms", "max_ms", "noise", "GFLOP/s", "samples");
   for (const auto& m : r.measurements) {
     for (const auto& [name, k] : {std::pair<const char*, const KernelStats*>{"F", &m.F},
                                   {"B", &m.B}, {"W", &m.W}, {"BW", &m.BW}})
-      s += fmt::format("{:>7} {:>5} {:>11.4f} {:>11.4f} {:>11.4f} {:>9.3f} {:>9.1f} {:>9}\n",
-                       m.blocks, name, k->median_ms, k->min_ms, k->max_ms, k->spread, k->gflops,
-                       k->samples);
+      s += fmt::format("{:>7} {:>5} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}\n", m.blocks, name,
+                       human_number(k->median_ms), human_number(k->min_ms),
+                       human_number(k->max_ms), fmt::format("{:.1f}%", 100 * k->noise),
+                       human_number(k->gflops), k->samples);
   }
   s += fmt::format("{:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6}\n", "stage", "F_ms", "B_ms", "W_ms",
                    "BW_ms", "MB", "MW");
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
     const auto& st = r.stages[i];
-    s += fmt::format("{:>7} {:>9.4f} {:>9.4f} {:>9.4f} {:>9.4f} {:>6.3g} {:>6.3g}\n", i, st.F_ms,
-                     st.B_ms, st.W_ms, st.BW_ms, st.MB, st.MW);
+    s += fmt::format("{:>7} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6}\n", i, human_number(st.F_ms),
+                     human_number(st.B_ms), human_number(st.W_ms), human_number(st.BW_ms),
+                     human_number(st.MB), human_number(st.MW));
   }
-  s += fmt::format("M_B = {:.0f} bytes; comm = {:.6f} ms ({}: memcpy of {:.0f} bytes at {:.1f} "
-                   "GB/s = {:.6f} ms)\n",
-                   r.memory_unit_bytes, r.comm.used_ms,
-                   r.comm.overridden ? "given; the estimate was" : "ESTIMATE", r.comm.bytes,
-                   r.comm.gbytes_per_s, r.comm.measured_ms);
+  s += fmt::format("M_B = {}; comm = {} ms ({}: memcpy of {} at {} GB/s = {} ms)\n",
+                   human_bytes(r.memory_unit_bytes), human_number(r.comm.used_ms),
+                   r.comm.overridden ? "given; the estimate was" : "ESTIMATE",
+                   human_bytes(r.comm.bytes), human_number(r.comm.gbytes_per_s),
+                   human_number(r.comm.measured_ms));
   return s;
 }
 
-CostSpec calibrated_costs(std::string_view spec_text) {
-  return to_cost_spec(run_calibration(parse_calibration_spec(spec_text)));
+CostSpec calibrated_costs(std::string_view spec_text, std::vector<std::string>* warnings,
+                          Progress* progress) {
+  const CalibrationResult r = run_calibration(parse_calibration_spec(spec_text), progress);
+  if (warnings != nullptr) warnings->insert(warnings->end(), r.warnings.begin(), r.warnings.end());
+  return to_cost_spec(r);
 }
 
 } // namespace ppsim::calibrate

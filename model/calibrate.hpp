@@ -3,6 +3,7 @@
 
 #include "model/mlp.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/progress.hpp"
 
 #include <optional>
 #include <string>
@@ -20,7 +21,7 @@ struct CalibrationOptions {
   int tokens{0};                      ///< rows of a micro-batch (micro-batch size × sequence length)
   std::vector<int> blocks_per_stage;  ///< MLP blocks of each stage (one entry per stage)
   int threads{1};                     ///< GEMM threads: 1 = one core per simulated device
-  int repeats{0};                     ///< timed runs per kind; 0 = enough for a stable median
+  int repeats{0};  ///< timed runs per kind; 0 = about 1 s of timing, then the RepeatRule
   std::string dtype{"f32"};           ///< f32 or bf16
   std::optional<double> comm_ms;      ///< overrides the measured per-edge estimate
   /// Sets of activations the timing rotates over (all F, then all B, W, BW): 1 times each kind
@@ -52,6 +53,7 @@ struct KernelStats {
   double spread{0};  ///< (max − min) / median
   double gflops{0};  ///< FLOPs / median time
   int samples{0};
+  double noise{0};  ///< interquartile range / median (what RepeatRule::noisy_spread is against)
 };
 
 /// F, B, W and the fused BW timed on a stage of `blocks` blocks.
@@ -59,7 +61,51 @@ struct BlockMeasurement {
   int blocks{0};
   double flops{0};  ///< per kind: 16·T·D² per block
   KernelStats F, B, W, BW;
+  int extra_rounds{0};  ///< rounds added by the repeat rule because the timings were noisy
+  bool capped{false};   ///< the repeat rule stopped at its time or sample cap, not on a stable median
 };
+
+/// When timings are noisy and how long an automatic calibration (repeats = 0) repeats them.
+/// After the first repeats, a kind is noisy when its interquartile range exceeds
+/// `noisy_spread` of its median (judged from `min_judged` samples or more). While some kind is
+/// noisy, another round of half as many repeats again (at least 5) is timed, until the median of
+/// every noisy kind moved by at most `stable_change` over the last round, or `time_cap_ms` of
+/// timing or `max_samples` samples per kind are reached. A kind still noisy at the end is a
+/// warning (also with --repeats N, which adds no rounds).
+struct RepeatRule {
+  double noisy_spread{0.05};
+  double stable_change{0.01};
+  double time_cap_ms{10000};
+  int max_samples{1001};
+  int min_judged{5};
+};
+
+/// Interquartile range / median of the samples (linear interpolation between order
+/// statistics); 0 with fewer than two samples or a median of 0.
+[[nodiscard]] double noise_of(std::vector<double> samples);
+
+/// The median of the samples (the mean of the middle two for an even count); 0 when empty.
+[[nodiscard]] double median_of(std::vector<double> samples);
+
+/// What the repeat rule decides after a round.
+struct RepeatDecision {
+  enum class Verdict : std::uint8_t { quiet, stable, more, capped } verdict{Verdict::quiet};
+  int extra{0};  ///< with `more`: samples per kind to add
+};
+
+/// The repeat rule as a pure function: `samples` per kind so far, `previous_medians` the
+/// medians before the last round (empty after the first), `elapsed_ms` the timing spent.
+/// quiet: no kind is noisy; stable: every noisy kind's median moved by at most stable_change;
+/// capped: noisy and unsettled, but a cap is reached; more: time `extra` more per kind.
+[[nodiscard]] RepeatDecision decide_repeats(const std::vector<std::vector<double>>& samples,
+                                            const std::vector<double>& previous_medians,
+                                            double elapsed_ms, const RepeatRule& rule = {});
+
+/// The warnings of a measurement whose kinds are still noisy under `rule` (none when quiet):
+/// `timings are noisy: B of 2 blocks varies by 12% (interquartile range / median; threshold
+/// 5%) over 57 samples; ...`.
+[[nodiscard]] std::vector<std::string> noise_warnings(const BlockMeasurement& m,
+                                                      const RepeatRule& rule = {});
 
 /// The split backward checked against a double-precision full backward and finite differences.
 struct GradientCheck {
@@ -112,6 +158,7 @@ struct CalibrationResult {
   CommEstimate comm;
   GradientCheck gradient_check;
   MachineInfo machine;
+  std::vector<std::string> warnings;  ///< noisy timings (noise_warnings of each measurement)
 };
 
 /// Options for check_gradients; the defaults are what run_calibration uses.
@@ -137,7 +184,8 @@ inline constexpr int kCheckTokens = 24;
 ///
 ///   auto r = run_calibration(parse_calibration_spec("dim=512,tokens=512,blocks=2"));
 ///   write_file_atomically("costs.json", [&](std::ostream& o) { o << cost_file_json(r); });
-[[nodiscard]] CalibrationResult run_calibration(const CalibrationOptions& options);
+[[nodiscard]] CalibrationResult run_calibration(const CalibrationOptions& options,
+                                                Progress* progress = nullptr);
 
 /// The `ppsim.costs/1` document, pretty-printed, keys in a fixed order, ending in a newline.
 [[nodiscard]] std::string cost_file_json(const CalibrationResult& result);
@@ -145,13 +193,17 @@ inline constexpr int kCheckTokens = 24;
 /// The costs the simulator uses: equal to parse_cost_json(cost_file_json(r)) but for `source`.
 [[nodiscard]] CostSpec to_cost_spec(const CalibrationResult& result);
 
-/// A short human-readable table of the result (for the command line without --json).
+/// A short human-readable table of the result (for the command line without --json); the
+/// warnings are not in it (the command line prints them to stderr).
 [[nodiscard]] std::string calibration_summary(const CalibrationResult& result);
 
 /// The CPU model from /proc/cpuinfo (with family/model numbers), or "unknown".
 [[nodiscard]] std::string cpu_model();
 
-/// Runs a calibration given as `dim=..,tokens=..,blocks=..` (--calibrate) and returns its costs.
-[[nodiscard]] CostSpec calibrated_costs(std::string_view spec_text);
+/// Runs a calibration given as `dim=..,tokens=..,blocks=..` (--calibrate) and returns its costs;
+/// the warnings (noisy timings) are appended to `warnings` when given.
+[[nodiscard]] CostSpec calibrated_costs(std::string_view spec_text,
+                                        std::vector<std::string>* warnings = nullptr,
+                                        Progress* progress = nullptr);
 
 } // namespace ppsim::calibrate

@@ -1,6 +1,7 @@
 // A comparison of schedules that keeps going past infeasible ones, and the least limit that works.
 #include "run/compare.hpp"
 
+#include "io/numbers.hpp"
 #include "io/schedule_file.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
@@ -54,7 +55,7 @@ void Comparison::require_any_ran() const {
   std::string least;
   for (const CompareRow& r : rows) {
     if (!least.empty()) least += ", ";
-    least += r.least_mem_limit >= 0 ? fmt::format("{} {:.4g} M_B", r.schedule, r.least_mem_limit)
+    least += r.least_mem_limit >= 0 ? fmt::format("{} {} M_B", r.schedule, human_number(r.least_mem_limit))
                                     : fmt::format("{} unknown", r.schedule);
   }
   throw InfeasibleError(fmt::format(
@@ -104,10 +105,11 @@ double least_mem_limit(const RunRequest& rq) {
   return hi;
 }
 
-Comparison run_compare(std::span<const RunRequest> requests) {
+Comparison run_compare(std::span<const RunRequest> requests, Progress* progress) {
   Comparison c;
   c.rows.reserve(requests.size());
   for (const RunRequest& rq : requests) {
+    report(progress, "schedules", c.rows.size(), requests.size());
     CompareRow row;
     row.schedule = rq.schedule;
     row.devices = rq.devices.value_or(0);
@@ -116,6 +118,9 @@ Comparison run_compare(std::span<const RunRequest> requests) {
     try {
       c.runs.push_back(run_request(rq));
       row.run = static_cast<int>(c.runs.size()) - 1;
+    } catch (const OutOfMemoryError& e) {
+      row.reason = e.what();  // no activation limit helps: the device is too small
+      row.out_of_memory = true;
     } catch (const InfeasibleError& e) {
       row.reason = e.what();
       row.least_mem_limit = least_mem_limit(rq);

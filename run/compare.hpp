@@ -3,6 +3,7 @@
 #pragma once
 
 #include "run/request.hpp"
+#include "sim/progress.hpp"
 #include "sim/run.hpp"
 
 #include <span>
@@ -20,6 +21,7 @@ struct CompareRow {
   int run{-1};                 ///< when it ran: its index in Comparison::runs
   std::string reason;          ///< when it did not: the InfeasibleError's message
   double least_mem_limit{-1};  ///< when it did not: the least limit (M_B) it runs under; < 0 unknown
+  bool out_of_memory{false};   ///< it did not run because a device exceeds its capacity in bytes
 
   [[nodiscard]] bool ok() const { return run >= 0; }
 };
@@ -41,8 +43,10 @@ struct Comparison {
 
 /// Runs each request. One that is infeasible (InfeasibleError: above the memory limit, or no
 /// schedule within it) keeps its row with the reason and least_mem_limit(); every other error
-/// (a bad value, an invalid schedule) is thrown as from run_request.
-[[nodiscard]] Comparison run_compare(std::span<const RunRequest> requests);
+/// (a bad value, an invalid schedule) is thrown as from run_request. Each schedule started is
+/// reported to `progress` ("schedules").
+[[nodiscard]] Comparison run_compare(std::span<const RunRequest> requests,
+                                     Progress* progress = nullptr);
 
 /// The least memory limit, M_B units, under which the request runs (its --mem-limit ignored):
 /// a handcrafted schedule's (or a file's) own peak, over all iterations; for an automatic one,

@@ -2,12 +2,14 @@
 #include "run/plan.hpp"
 
 #include "io/layout_text.hpp"
+#include "io/numbers.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <set>
+#include <atomic>
 #include <thread>
 #include <tuple>
 
@@ -47,33 +49,20 @@ std::string moved_layout(int layers, int stages, int first, int last) {
   return layout_text(l);
 }
 
-PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_replica,
-                       double capacity) {
-  PlanCandidate c;
-  c.schedule = sh.schedule;
-  c.chunks = sh.chunks;
-  c.microbatch_size = sh.b;
-  c.microbatches = global_per_replica / sh.b;
-  RunRequest run;
-  run.schedule = sh.schedule;
-  run.devices = rq.devices;
-  run.microbatches = c.microbatches;
-  run.chunks = sh.chunks;
-  WorkloadSpec w = rq.workload;
-  w.model.microbatch_size = sh.b;
-  w.layout = sh.layout;
-  w.layers_per_stage.clear();
+// The candidate's run; false with the reason when it could not run.
+bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity, Run* out) {
   try {
-    c.layout = layout_text(workload_layout(w, rq.devices, sh.chunks));
-    run.workload = std::move(w);
-    run.cost_overrides = rq.cost_overrides;
-    const Run r = run_request(run);
+    const RunRequest run = candidate_request(rq, c);
+    c.layout = layout_text(workload_layout(*run.workload, rq.devices, c.chunks));
+    Run r = run_request(run);
     c.iteration_time_ms = ticks_to_ms(r.metrics.makespan);
     c.cost_ms = ticks_to_ms(r.metrics.cost);
     c.bubble_rate = r.metrics.bubble_rate;
     c.peak_bytes = r.metrics.peak_bytes;
+    c.device_peak_bytes.clear();
     for (const DeviceMetrics& d : r.metrics.per_device) c.device_peak_bytes.push_back(d.peak_bytes);
     c.fits = capacity <= 0 || c.peak_bytes <= capacity;
+    c.reason.clear();
     if (!c.fits) {
       int worst = 0;
       for (std::size_t d = 0; d < c.device_peak_bytes.size(); ++d)
@@ -81,6 +70,8 @@ PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_re
       c.reason = fmt::format("out of memory: device {} needs {:.1f} GiB of {:.1f} GiB", worst,
                              c.peak_bytes / 1073741824.0, capacity / 1073741824.0);
     }
+    if (out != nullptr) *out = std::move(r);
+    return true;
   } catch (const Error& e) {
     c.fits = false;
     c.reason = e.what();
@@ -88,6 +79,33 @@ PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_re
     c.fits = false;
     c.reason = fmt::format("could not run: {}", e.what());
   }
+  return false;
+}
+
+PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_replica,
+                       double capacity) {
+  PlanCandidate c;
+  c.schedule = sh.schedule;
+  c.chunks = sh.chunks;
+  c.microbatch_size = sh.b;
+  c.microbatches = global_per_replica / sh.b;
+  c.layout = sh.layout;
+  Run first;
+  if (!simulate_candidate(rq, c, capacity, &first) || !takes_mem_limit(*find_schedule(c.schedule)) ||
+      capacity <= 0 || first.costs.memory_unit_bytes <= 0)
+    return c;
+  // The search's own default limit leaves memory unused: run it again under what the fullest
+  // device's state leaves of the capacity, and keep the faster of the two that fits (the
+  // searches are monotone in the limit, so the second is never slower in the simulation).
+  double state = 0;
+  for (const DeviceMetrics& d : first.metrics.per_device) state = std::max(state, d.state_bytes);
+  const double room = (capacity - state) / first.costs.memory_unit_bytes;
+  if (!(room > first.metrics.peak_memory * (1 + 1e-9))) return c;
+  PlanCandidate wide = c;
+  wide.mem_limit = fmt::format("{}", room);
+  if (simulate_candidate(rq, wide, capacity, nullptr) && wide.fits &&
+      (!c.fits || wide.iteration_time_ms < c.iteration_time_ms))
+    return wide;
   return c;
 }
 
@@ -98,10 +116,13 @@ std::vector<PlanCandidate> evaluate_all(const PlanRequest& rq, const std::vector
   const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1,
                                                 static_cast<unsigned>(std::max<std::size_t>(1, shapes.size())));
   std::vector<std::thread> pool;
+  std::atomic<std::size_t> done{0};
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      for (std::size_t i = t; i < shapes.size(); i += threads)
+      for (std::size_t i = t; i < shapes.size(); i += threads) {
         out[i] = evaluate(rq, shapes[i], per_replica, capacity);
+        report(rq.progress, "candidates", ++done, shapes.size());
+      }
     });
   for (auto& th : pool) th.join();
   return out;
@@ -116,6 +137,22 @@ bool ranks_before(const PlanCandidate& a, const PlanCandidate& b) {
 }
 
 } // namespace
+
+RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
+  RunRequest run;
+  run.schedule = c.schedule;
+  run.devices = rq.devices;
+  run.microbatches = c.microbatches;
+  run.chunks = c.chunks;
+  WorkloadSpec w = rq.workload;
+  w.model.microbatch_size = c.microbatch_size;
+  w.layout = c.layout;
+  w.layers_per_stage.clear();
+  run.workload = std::move(w);
+  run.cost_overrides = rq.cost_overrides;
+  run.mem_limit = c.mem_limit;
+  return run;
+}
 
 Plan make_plan(const PlanRequest& rq) {
   const int p = rq.devices;
@@ -188,10 +225,10 @@ Plan make_plan(const PlanRequest& rq) {
         runner = &c;
         break;
       }
-    plan.why = fmt::format("{} (v={}, m={}, b={}) is the fastest that fits: {:.4g} ms per iteration, "
+    plan.why = fmt::format("{} (v={}, m={}, b={}) is the fastest that fits: {} ms per iteration, "
                            "bubble {:.1f}%, the fullest device at {:.1f} of {:.1f} GiB",
                            w.schedule, w.chunks, w.microbatches, w.microbatch_size,
-                           w.iteration_time_ms, 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
+                           human_number(w.iteration_time_ms), 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
                            capacity / 1073741824.0);
     if (runner != nullptr)
       plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}), "

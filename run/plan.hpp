@@ -9,6 +9,7 @@
 
 #include "run/request.hpp"
 #include "run/transformer.hpp"
+#include "sim/progress.hpp"
 
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct PlanRequest {
   double mem_capacity_bytes{0};        ///< 0 = the device's memory
   std::string cost_overrides;          ///< --costs on top of the model's
   int max_microbatches{1024};          ///< candidates with more micro-batches are skipped
+  Progress* progress{nullptr};         ///< told of each simulated candidate ("candidates")
 };
 
 struct PlanCandidate {
@@ -31,6 +33,9 @@ struct PlanCandidate {
   int microbatches{0};
   int microbatch_size{0};
   std::string layout;
+  /// The --mem-limit a memory-limited search (zb-auto, zb-v) ran under: the activation memory
+  /// the device has room for beside its state, in M_B; "" = the schedule's own default.
+  std::string mem_limit;
   double iteration_time_ms{0};  ///< one iteration, first start to last end (all-reduce at the step)
   double cost_ms{0};            ///< the paper's cost (max span)
   double bubble_rate{0};
@@ -49,6 +54,9 @@ struct Plan {
   double capacity_bytes{0};
   std::size_t simulated{0};  ///< candidates simulated
 };
+
+/// The run request of a candidate (its schedule, chunks, micro-batch size and layout).
+[[nodiscard]] RunRequest candidate_request(const PlanRequest& request, const PlanCandidate& candidate);
 
 /// Throws ConfigError for a request that cannot be planned (no devices, a global batch that no
 /// micro-batch size divides, an unknown schedule).

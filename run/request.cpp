@@ -2,12 +2,16 @@
 #include "run/request.hpp"
 
 #include "io/cost_file.hpp"
+#include "io/numbers.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
 #include "schedules/bound.hpp"
 #include "schedules/registry.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
+#include "sim/schedule.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <optional>
@@ -64,21 +68,40 @@ ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& cos
 } // namespace
 
 Schedule build_schedule(const RunRequest& rq, double mem_limit) {
-  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule);
+  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule, rq.pytorch_notation);
   const CostSpec costs = request_costs(rq, rq.devices.value_or(1));
   return make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
 }
 
 Run run_request(const RunRequest& rq) {
   const bool file = is_schedule_file(rq.schedule);
-  Schedule schedule = file ? load_schedule_file(rq.schedule) : Schedule{};
+  Schedule schedule = file ? load_schedule_file(rq.schedule, rq.pytorch_notation) : Schedule{};
   const int devices = file ? schedule.devices : rq.devices.value_or(0);
   const CostSpec costs = request_costs(rq, std::max(1, devices));
-  const double mem_limit = resolve_mem_limit(rq.mem_limit, devices, costs);
+  double mem_limit = resolve_mem_limit(rq.mem_limit, devices, costs);
   if (!file) schedule = build_schedule(rq, mem_limit);
+  const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
+  // With a capacity in bytes and no --mem-limit, a search that takes a limit never plans past
+  // the device: its default is cut to the activations the fullest device's state leaves room for.
+  if (info != nullptr && takes_mem_limit(*info) && mem_limit < 0 && rq.mem_capacity_bytes > 0 &&
+      costs.memory_unit_bytes > 0) {
+    const CostModel model = cost_model_for(costs, schedule);
+    const Topology topo(schedule);
+    double state = 0;
+    for (int d = 0; d < schedule.devices; ++d) {
+      double bytes = 0;
+      for (const int stage : topo.device_stages(d))
+        bytes += model.stage[static_cast<std::size_t>(stage)].state_bytes;
+      state = std::max(state, bytes);
+    }
+    const double room = (rq.mem_capacity_bytes - state) / costs.memory_unit_bytes;
+    if (room > 0 && info->generation_limit(spec_of(rq, -1, costs)) > room) {
+      mem_limit = room;
+      schedule = build_schedule(rq, mem_limit);
+    }
+  }
   // How far from optimal an automatic schedule is: the bound of one iteration's tasks at the
   // limit its generator worked under (an explicit --mem-limit, or its default).
-  const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
   std::optional<CostBound> bound;
   double bound_limit = -1;
   if (info != nullptr && info->automatic()) {
@@ -98,25 +121,27 @@ Run run_request(const RunRequest& rq) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
       if (d.peak_memory > mem_limit + 1e-9)
         throw InfeasibleError(fmt::format(
-            "{}: device {} peaks at {:.4g} M_B, above --mem-limit {} ({:.4g} M_B)",
-            run.schedule.name, d.device, d.peak_memory, rq.mem_limit, mem_limit));
+            "{}: device {} peaks at {} M_B, above --mem-limit {} ({} M_B)", run.schedule.name,
+            d.device, human_number(d.peak_memory),
+            rq.mem_limit.empty() ? "(the room left by the capacity)" : rq.mem_limit,
+            human_number(mem_limit)));
     }
     // Overlapping iterations (post-validation) may hold more than one iteration's peak.
     const auto& peaks = run.iterations.peak_memory;
     for (std::size_t d = 0; d < peaks.size(); ++d) {
       if (peaks[d] > mem_limit + 1e-9)
         throw InfeasibleError(fmt::format(
-            "{}: device {} peaks at {:.4g} M_B over {} iterations ({}), above --mem-limit {} "
-            "({:.4g} M_B)",
-            run.schedule.name, d, peaks[d], iterations.count, sync_name(iterations.sync),
-            rq.mem_limit, mem_limit));
+            "{}: device {} peaks at {} M_B over {} iterations ({}), above --mem-limit {} "
+            "({} M_B)",
+            run.schedule.name, d, human_number(peaks[d]), iterations.count,
+            sync_name(iterations.sync), rq.mem_limit, human_number(mem_limit)));
     }
   }
   if (rq.mem_capacity_bytes > 0) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
       if (d.peak_bytes <= rq.mem_capacity_bytes) continue;
       constexpr double GiB = 1024.0 * 1024 * 1024;
-      throw InfeasibleError(fmt::format(
+      throw OutOfMemoryError(fmt::format(
           "{}: device {} needs {:.1f} GiB (weights, gradients and optimizer state {:.1f} GiB + "
           "activations {:.1f} GiB), above the capacity of {:.1f} GiB: out of memory",
           run.schedule.name, d.device, d.peak_bytes / GiB, d.state_bytes / GiB,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "run/transformer.hpp"
+#include "io/schedule_file.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/iterations.hpp"
 #include "sim/run.hpp"
@@ -32,6 +33,7 @@ struct RunRequest {
   IterationOptions iterations;
   /// Bytes a device has (weights, gradients, optimizer state and activations); 0 = no check.
   double mem_capacity_bytes{0};
+  PytorchNotation pytorch_notation{PytorchNotation::current};  ///< how a *.csv file is read
 };
 
 /// The costs of a request for `devices` devices: the workload's (then `cost_overrides`), or

@@ -73,7 +73,7 @@ std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
 }
 
 std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
-                                  const SweepProgress& progress) {
+                                  Progress* progress) {
   for (const auto& name : grid.schedules)
     if (!is_schedule_file(name) && find_schedule(name) == nullptr)
       throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", name,
@@ -86,6 +86,7 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
   std::vector<SweepPoint> points = expand_sweep_grid(grid);
   std::size_t done = 0;
   for (SweepPoint& pt : points) {
+    report(progress, "points", done++, points.size());
     RunRequest rq = base;
     rq.schedule = pt.schedule;
     rq.devices = pt.devices;
@@ -115,8 +116,8 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
       pt.status = SweepStatus::rejected;
       pt.reason = e.what();
     }
-    if (progress) progress(++done, points.size());
   }
+  report(progress, "points", points.size(), points.size());
   return points;
 }
 

@@ -3,9 +3,9 @@
 #pragma once
 
 #include "run/request.hpp"
+#include "sim/progress.hpp"
 
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,15 +64,12 @@ struct SweepPoint {
 /// a grid of more than limits::kMaxSweepPoints points (before allocating any).
 [[nodiscard]] std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& grid);
 
-/// Told after each point of a sweep: how many are done, of how many.
-using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
-
 /// Expands the grid and runs every point with `base`'s costs and iterations (its schedule and
 /// shape are the point's). A point's InfeasibleError, ScheduleError or ConfigError becomes its
 /// status and reason; an unknown schedule name or a malformed memory limit, wrong for every
-/// point, is thrown (ConfigError) before anything runs.
-/// `progress`, when given, is called after every point.
+/// point, is thrown (ConfigError) before anything runs. Each finished point is reported to
+/// `progress` ("points").
 [[nodiscard]] std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
-                                                const SweepProgress& progress = {});
+                                                Progress* progress = nullptr);
 
 } // namespace ppsim

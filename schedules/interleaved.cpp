@@ -17,15 +17,8 @@ std::size_t at(int i) { return static_cast<std::size_t>(i); }
 int looped_chunks(const ScheduleSpec& spec) { return spec.chunks == 0 ? 2 : spec.chunks; }
 
 void check_chunks(std::string_view name, const ScheduleSpec& spec, bool groups_of_p_at_v1) {
-  require_shape(name, spec);
   const int v = looped_chunks(spec);
-  if (v < 1 || v > 64)
-    throw ConfigError(
-        fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
-  if (static_cast<long long>(v) * spec.devices * spec.microbatches > limits::kMaxStageMicrobatches)
-    throw ConfigError(fmt::format("{}: devices={} x chunks={} x microbatches={} is too large to "
-                                  "simulate",
-                                  name, spec.devices, v, spec.microbatches));
+  check_chunk_count(name, spec, v);
   if ((v > 1 || groups_of_p_at_v1) && spec.microbatches % spec.devices != 0)
     throw ConfigError(fmt::format("{}: needs microbatches % devices == 0 (got microbatches={}, "
                                   "devices={}, chunks={})",
@@ -33,6 +26,17 @@ void check_chunks(std::string_view name, const ScheduleSpec& spec, bool groups_o
 }
 
 } // namespace
+
+void check_chunk_count(std::string_view name, const ScheduleSpec& spec, int v) {
+  require_shape(name, spec);
+  if (v < 1 || v > 64)
+    throw ConfigError(
+        fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
+  if (static_cast<long long>(v) * spec.devices * spec.microbatches > limits::kMaxStageMicrobatches)
+    throw ConfigError(fmt::format("{}: devices={} x chunks={} x microbatches={} is too large to "
+                                  "simulate",
+                                  name, spec.devices, v, spec.microbatches));
+}
 
 // NOTE: with one chunk Megatron runs its non-interleaved 1F1B, which needs no groups of p.
 void check_interleaved(std::string_view name, const ScheduleSpec& spec) {

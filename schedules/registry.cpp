@@ -2,7 +2,6 @@
 #include "schedules/registry.hpp"
 
 #include "schedules/detail/generators.hpp"
-#include "schedules/detail/greedy.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
@@ -11,71 +10,56 @@
 
 namespace ppsim {
 
-namespace {
-
-// The memory limits the automatic generators work under. NOTE: these restate the defaults of
-// zb_auto.cpp (p times the M_B one micro-batch leaves on a device of the placement); the
-// registry test checks that generating at this limit gives the default's order. zb-v's is its
-// generator's own (zb_v_memory_limit).
-double times_p_mb(const ScheduleSpec& spec, const std::vector<int>& placement, double k) {
-  static const CostSpec unit{};
-  const Schedule skeleton = make_pipeline("limit", spec.devices, spec.microbatches, placement);
-  const CostModel costs = cost_model_for(spec.costs != nullptr ? *spec.costs : unit, skeleton);
-  return k * spec.devices * detail::device_microbatch_memory(skeleton, costs);
-}
-double zb_auto_limit(const ScheduleSpec& spec) {
-  return spec.mem_limit >= 0 ? spec.mem_limit
-                             : times_p_mb(spec, loop_placement(spec.devices, 1), 1);
-}
-double zb_1p_limit(const ScheduleSpec& spec) {
-  return times_p_mb(spec, loop_placement(spec.devices, 1), 1);
-}
-double zb_2p_limit(const ScheduleSpec& spec) {
-  return times_p_mb(spec, loop_placement(spec.devices, 1), 2);
-}
-
-} // namespace
-
 std::span<const ScheduleInfo> schedule_registry() {
   // NOTE: std::to_array deduces the size, so adding a row needs no count kept in step.
   static const auto table = std::to_array<ScheduleInfo>({
       {"gpipe", {}, "m >= 1", "all forwards, then all fused backwards (BW)",
-       "Huang et al., GPipe, NeurIPS 2019", &require_single_chunk_shape, &make_gpipe},
+       "Huang et al., GPipe, NeurIPS 2019", &require_single_chunk_shape, &make_gpipe, nullptr,
+       "ScheduleGPipe"},
       {"1f1b", {"1F1B"}, "m >= 1 (warm-up clamped to m)",
        "warm-up p-1-d F, then one F one BW, then cool-down (PipeDream-flush)",
-       "Narayanan et al., PipeDream-2BW / Megatron-LM 2021", &require_single_chunk_shape, &make_1f1b},
+       "Narayanan et al., PipeDream-2BW / Megatron-LM 2021", &require_single_chunk_shape, &make_1f1b, nullptr,
+       "Schedule1F1B", "the order its runtime executes; PyTorch needs m >= p"},
       {"interleaved-1f1b", {"1f1b-i"}, "m % p == 0 for v >= 2 (v = chunks, default 2)",
        "Megatron's virtual pipeline: v chunks per device in a loop, 1F1B over them",
        "Narayanan et al., Efficient Large-Scale Language Model Training, SC 2021",
-       &check_interleaved, &make_interleaved_1f1b},
+       &check_interleaved, &make_interleaved_1f1b, nullptr, "ScheduleInterleaved1F1B",
+       "PyTorch also runs m % p != 0, in max(1, m/p) rounds of m/rounds micro-batches"},
       {"looped-bfs", {}, "m % p == 0 (v = chunks, default 2)",
        "breadth-first looped: all micro-batches through each chunk in turn, BW in reverse",
-       "Lamy-Poirier, Breadth-First Pipeline Parallelism, MLSys 2023", &check_looped_bfs, &make_looped_bfs},
+       "Lamy-Poirier, Breadth-First Pipeline Parallelism, MLSys 2023", &check_looped_bfs, &make_looped_bfs, nullptr,
+       "ScheduleLoopedBFS",
+       "a stage's backwards go 0..m-1, PyTorch's m-1..0: the same timeline, ids mirrored; "
+       "PyTorch also runs m % p != 0"},
       {"zb-h1", {"zbh1"}, "m >= 1",
        "1F1B with B and W split and W deferred to fill the cool-down; memory as 1F1B",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3", &require_single_chunk_shape, &make_zb_h1},
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3", &require_single_chunk_shape, &make_zb_h1, nullptr,
+       "ScheduleInterleavedZeroBubble",
+       "with one stage per rank, v = 1; PyTorch needs m % max(1, m/p) == 0"},
       {"zb-h2", {"zbh2"}, "m >= 2p",
        "2(p-1-d) extra warm-up F and deferred W: zero bubble at (2p-1) M_B",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3", &check_zb_h2, &make_zb_h2},
-      {"zb-auto", {}, "memory limit >= one micro-batch's M_B per device (default p M_B)",
-       "automatic zero-bubble schedule under --mem-limit: the paper's greedy, searched further",
-       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1, App. G", &require_single_chunk_shape, &make_zb_auto,
-       &zb_auto_limit},
+      {"zb-auto", {},
+       "memory limit >= one micro-batch's M_B per device (default: ZB-H1's peak); chunks 1-64",
+       "automatic zero-bubble schedule under --mem-limit (with -v: on the loop placement): the "
+       "authors' heuristic at every limit up to it, searched further",
+       "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &check_zb_auto,
+       &make_zb_auto, &zb_auto_memory_limit},
       {"zb-1p", {"zb1p"}, "m >= 1",
        "zb-auto with the memory limit of 1F1B, p M_B (--mem-limit does not apply)",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &require_single_chunk_shape, &make_zb_1p,
-       &zb_1p_limit},
+       &zb_1p_memory_limit},
       {"zb-2p", {"zb2p"}, "m >= 1",
        "zb-auto with twice 1F1B's memory limit, 2p M_B (--mem-limit does not apply)",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1", &require_single_chunk_shape, &make_zb_2p,
-       &zb_2p_limit},
+       &zb_2p_memory_limit},
       {"zb-v", {"zbv"},
        "m >= 1 (full pattern from m >= 2p-1); chunks 2; memory limit >= one micro-batch's "
        "(default ZB-H1's peak)",
        "V-shape, 2 chunks: the authors' ZB-V greedy searched further under --mem-limit; zero "
        "bubble when F = B = W",
        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 6", &check_v_shape, &make_zb_v,
-       &zb_v_memory_limit},
+       &zb_v_memory_limit, "", "PyTorch's ScheduleZBVZeroBubble is a fixed order: zbv-pytorch"},
       {"v-half", {"vhalf"}, "m >= 1; chunks 2",
        "V-shape building block at about half of 1F1B's activation memory (or a better V order "
        "at the same memory)",
@@ -91,9 +75,24 @@ std::span<const ScheduleInfo> schedule_registry() {
       {"dualpipe-v", {"dualpipev"}, "m >= 2p",
        "DualPipe cut in half: one replica on a V of 2 chunks per device, overlapped F&B",
        "Sea AI Lab, cut-in-half DualPipe 2025; deepseek-ai/DualPipe (DualPipeV)",
-       &check_dualpipe_v, &make_dualpipe_v},
+       &check_dualpipe_v, &make_dualpipe_v, nullptr, "ScheduleDualPipeV"},
+      {"interleaved-zb", {}, "m % max(1, m/p) == 0, PyTorch's rounds (v = chunks, default 2)",
+       "PyTorch's ZB1P on v looped chunks: 1F1B with split backwards, W deferred d steps on "
+       "device d",
+       "PyTorch torch.distributed.pipelining, after Qi et al., Zero Bubble Pipeline "
+       "Parallelism, ICLR 2024", &check_interleaved_zb, &make_interleaved_zb, nullptr,
+       "ScheduleInterleavedZeroBubble", "its order and its idle slots", &interleaved_zb_slots},
+      {"zbv-pytorch", {}, "m >= 1 (micro-batches >= m of the 2p-1 pattern dropped); chunks 2",
+       "PyTorch's fixed ZB-V construction: V placement, 2 chunks, each B's W soon after it",
+       "PyTorch torch.distributed.pipelining, after Qi et al., Zero Bubble Pipeline "
+       "Parallelism, ICLR 2024, sec. 6", &check_zbv_pytorch, &make_zbv_pytorch, nullptr,
+       "ScheduleZBVZeroBubble", "its order and its idle slots", &zbv_pytorch_slots},
   });
   return table;
+}
+
+bool takes_mem_limit(const ScheduleInfo& info) {
+  return info.name == "zb-auto" || info.name == "zb-v";
 }
 
 const ScheduleInfo* find_schedule(std::string_view name) {

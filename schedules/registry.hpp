@@ -4,6 +4,7 @@
 #include "sim/cost_model.hpp"
 #include "sim/schedule.hpp"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,10 @@ struct ScheduleSpec {
   const CostSpec* costs{nullptr};  ///< for cost-aware generators; null = unit costs
 };
 
+/// One rank's order as PyTorch's `pipeline_order` holds it: the tasks, and an empty slot for each
+/// of its `None` entries (idle slots of its lock-step picture; they never delay anything).
+using PaddedRow = std::vector<std::optional<Task>>;
+
 struct ScheduleInfo {
   std::string_view name;
   std::vector<std::string_view> aliases;
@@ -37,6 +42,16 @@ struct ScheduleInfo {
 
   /// Whether the generator searches for its order (and so reports how far from optimal it is).
   [[nodiscard]] bool automatic() const { return generation_limit != nullptr; }
+  /// The torch.distributed.pipelining class of the same schedule, for `ppsim list`; empty when
+  /// PyTorch has none. Its compute actions equal ours token for token (its I = our B, its B =
+  /// our BW, OVERLAP_F_B = our FB) wherever both accept the shape, unless pytorch_note says how
+  /// they differ (tests/schedules/pytorch_test.cpp pins each against PyTorch's orders).
+  std::string_view pytorch_class{};
+  /// Where the orders or the constraints differ, or a pointer to the PyTorch-named sibling.
+  std::string_view pytorch_note{};
+  /// PyTorch's order with its idle slots, for the generators that reproduce them (export writes
+  /// them as empty cells); null = no idle slots are known.
+  std::vector<PaddedRow> (*pytorch_slots)(const ScheduleSpec&) = nullptr;
 };
 
 /// Every schedule ppsim generates, in the order `ppsim list` shows them.
@@ -44,6 +59,9 @@ struct ScheduleInfo {
 
 /// The entry for a name or alias, or null.
 [[nodiscard]] const ScheduleInfo* find_schedule(std::string_view name);
+/// Whether --mem-limit steers the schedule's search (zb-auto, zb-v; zb-1p and zb-2p fix their
+/// own limit).
+[[nodiscard]] bool takes_mem_limit(const ScheduleInfo& info);
 
 /// Builds a schedule by name. Throws ConfigError for an unknown name (listing the valid ones)
 /// or a shape the generator does not support (naming the values).

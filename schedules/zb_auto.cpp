@@ -1,17 +1,23 @@
-// The automatic zero-bubble scheduler (zb-auto, zb-1p, zb-2p) and the greedy machinery it shares
-// with zb-v: Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1 and App. G.
+// The automatic zero-bubble scheduler (zb-auto, zb-1p, zb-2p): the authors' heuristic at every
+// memory limit up to the requested one, ppsim's variants of its rules and the handcrafted
+// schedules of the placement, the best kept (Qi et al., ICLR 2024, sec. 3.1).
 #include "schedules/detail/generators.hpp"
-#include "schedules/detail/greedy.hpp"
+#include "schedules/detail/search.hpp"
+#include "schedules/detail/zb_auto.hpp"
+#include "schedules/detail/zb_greedy.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
+#include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
-#include "sim/time.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cassert>
 #include <cmath>
-#include <deque>
 #include <fmt/format.h>
 #include <limits>
-#include <utility>
+#include <mutex>
+#include <thread>
 
 namespace ppsim {
 
@@ -19,438 +25,542 @@ namespace detail {
 
 namespace {
 
-constexpr Ticks kNever = std::numeric_limits<Ticks>::max();
 constexpr double kEps = 1e-9;
+constexpr Ticks kNoCutoff = std::numeric_limits<Ticks>::max();
+constexpr double kLadderWork = 4e8;  // tasks the walk down may place at worst
+constexpr double kThreadWork = 2e5;  // tasks the chains place at one limit, to go parallel
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
-// The greedy list scheduler. Devices decide in (time, device) order; a device knows the arrival
-// of every result already scheduled and a lower bound on the rest.
-class Greedy {
-public:
-  Greedy(const Schedule& skeleton, const CostModel& costs, double limit, const GreedyOptions& o)
-      : s_(skeleton), costs_(costs), limit_(limit), o_(o), topo_(s_) {
-    for (auto& v : s_.order) v.clear();
-    P_ = s_.devices;
-    S_ = s_.stages();
-    M_ = s_.microbatches;
-    for (int d = 0; d < P_; ++d) {
-      const auto st = topo_.device_stages(d);
-      dev_stages_.emplace_back(st.begin(), st.end());
-    }
-    reserve_.assign(ix(S_), 0.0);
-    for (const auto& v : dev_stages_)
-      for (std::size_t i = 0; i < v.size(); ++i)
-        for (std::size_t k = i + 1; k < v.size(); ++k)
-          reserve_[ix(v[i])] += costs_.memory_delta(Kind::F, v[k]);
-    // tail_[st]: from the end of F(st) to the earliest arrival of the gradient B(st) needs
-    tail_.assign(ix(S_), 0);
-    const auto& route = s_.routes.front();
-    for (std::size_t k = route.size(); k-- > 1;) {
-      const int st = route[k - 1], nx = route[k];
-      const Ticks c = topo_.device_of(st) != topo_.device_of(nx) ? costs_.comm : 0;
-      tail_[ix(st)] = c + dur(Kind::F, nx) + tail_[ix(nx)] + dur(Kind::B, nx) + c;
-    }
-    endF_.assign(ix(S_ * M_), -1);
-    endB_.assign(ix(S_ * M_), -1);
-    nextF_.assign(ix(S_), 0);
-    nextB_.assign(ix(S_), 0);
-    mem_.assign(ix(P_), 0.0);
-    free_.assign(ix(P_), 0);
-    wake_.assign(ix(P_), 0);
-    nF_.assign(ix(P_), 0);
-    nB_.assign(ix(P_), 0);
-    warm_.assign(ix(P_), 0);
-    pendW_.assign(ix(P_), {});
-  }
-
-  std::optional<Schedule> run() {
-    long long remaining = 3LL * S_ * M_;
-    Ticks now = 0;
-    while (remaining > 0) {
-      int d = -1;
-      for (int e = 0; e < P_; ++e)
-        if (wake_[ix(e)] != kNever && (d < 0 || wake_[ix(e)] < wake_[ix(d)])) d = e;
-      if (d < 0) {
-        // every device waits on a guess: the first one that can act does, ignoring soft rules
-        bool acted = false;
-        for (int e = 0; e < P_ && !acted; ++e) acted = decide(e, std::max(now, free_[ix(e)]), true);
-        if (!acted) return std::nullopt;
-        --remaining;
-        continue;
-      }
-      const Ticks t = wake_[ix(d)];
-      now = std::max(now, t);
-      if (decide(d, t, false)) --remaining;
-    }
-    return std::move(s_);
-  }
-
-private:
-  Ticks dur(Kind k, int st) const { return costs_.duration(Task::make(k, st, 0)); }
-  std::size_t at(int st, int j) const { return ix(st * M_ + j); }
-  Ticks comm(int a, int b) const { return topo_.device_of(a) != topo_.device_of(b) ? costs_.comm : 0; }
-
-  // Arrival of F(st, j)'s input, or kNever when not yet scheduled.
-  Ticks ready_f(int st, int j) const {
-    const int prev = topo_.prev_stage(j, st);
-    if (prev < 0) return 0;
-    const Ticks e = endF_[at(prev, j)];
-    return e < 0 ? kNever : e + comm(prev, st);
-  }
-  // Arrival of B(st, j)'s inputs (its F is done), or kNever when not yet scheduled.
-  Ticks ready_b(int st, int j) const {
-    const Ticks f = endF_[at(st, j)];
-    const int nx = topo_.next_stage(j, st);
-    if (nx < 0) return f;
-    const Ticks e = endB_[at(nx, j)];
-    return e < 0 ? kNever : std::max(f, e + comm(nx, st));
-  }
-
-  void place(int d, Kind k, int st, int j, Ticks t) {
-    const Task task = Task::make(k, st, j);
-    s_.order[ix(d)].push_back(task);
-    const Ticks end = t + costs_.duration(task);
-    free_[ix(d)] = end;
-    wake_[ix(d)] = end;
-    mem_[ix(d)] += costs_.memory_delta(k, st);
-    switch (k) {
-    case Kind::F:
-      endF_[at(st, j)] = end;
-      ++nextF_[ix(st)];
-      ++nF_[ix(d)];
-      break;
-    case Kind::B:
-      if (nB_[ix(d)] == 0) warm_[ix(d)] = nF_[ix(d)];
-      endB_[at(st, j)] = end;
-      ++nextB_[ix(st)];
-      ++nB_[ix(d)];
-      pendW_[ix(d)].emplace_back(st, j);
-      break;
-    default: pendW_[ix(d)].pop_front(); break;
-    }
-    // new knowledge: every other device re-decides from now on
-    for (int e = 0; e < P_; ++e)
-      if (e != d) wake_[ix(e)] = std::max(free_[ix(e)], t);
-  }
-
-  bool fits(int d, double up) const { return mem_[ix(d)] + up <= limit_ + kEps; }
-
-  // keep_inflight: places the ready F (after a W when memory needs one); false when none fits.
-  bool forward_now(int d, Ticks t) {
-    for (auto it = dev_stages_[ix(d)].rbegin(); it != dev_stages_[ix(d)].rend(); ++it) {
-      const int st = *it, j = nextF_[ix(st)];
-      if (j >= M_ || ready_f(st, j) > t) continue;
-      const double up = costs_.memory_delta(Kind::F, st) + reserve_[ix(st)];
-      if (fits(d, up)) {
-        place(d, Kind::F, st, j, t);
-        return true;
-      }
-      if (!pendW_[ix(d)].empty() &&
-          fits(d, up + costs_.memory_delta(Kind::W, pendW_[ix(d)].front().first))) {
-        const auto [w_st, w_j] = pendW_[ix(d)].front();
-        place(d, Kind::W, w_st, w_j, t);
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // One decision of device d at time t; true when it placed a task.
-  bool decide(int d, Ticks t, bool force) {
-    const auto& stages = dev_stages_[ix(d)];
-    // the next backward: earliest micro-batch first, then the later stage on the route
-    int b_st = -1, b_j = 0;
-    Ticks b_guess = kNever;
-    int guess_j = M_;
-    for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
-      const int st = *it, j = nextB_[ix(st)];
-      if (j >= M_ || j >= nextF_[ix(st)]) continue;
-      const Ticks r = ready_b(st, j);
-      const Ticks g = r != kNever ? r : endF_[at(st, j)] + tail_[ix(st)];
-      if (g < b_guess || (g == b_guess && j < guess_j)) b_guess = g, guess_j = j;
-      if (r <= t && (b_st < 0 || j < b_j)) b_st = st, b_j = j;
-    }
-    const double b_up = b_st >= 0 ? std::max(0.0, costs_.memory_delta(Kind::B, b_st)) : 0.0;
-    if (b_st >= 0 && o_.keep_inflight && nB_[ix(d)] > 0 && !force &&
-        nF_[ix(d)] - nB_[ix(d)] < warm_[ix(d)] && forward_now(d, t))
-      return true;
-    if (b_st >= 0) {
-      if (fits(d, b_up) || pendW_[ix(d)].empty()) {
-        place(d, Kind::B, b_st, b_j, t);
-      } else {  // B raises memory (M_W > M_B): make room first
-        const auto [w_st, w_j] = pendW_[ix(d)].front();
-        place(d, Kind::W, w_st, w_j, t);
-      }
-      return true;
-    }
-    // the next forward
-    int f_st = -1, f_j = 0;
-    Ticks f_next = kNever;
-    bool mem_blocked = false;
-    for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
-      const int st = *it, j = nextF_[ix(st)];
-      if (j >= M_) continue;
-      const Ticks r = ready_f(st, j);
-      if (r == kNever) continue;
-      if (!fits(d, costs_.memory_delta(Kind::F, st) + reserve_[ix(st)])) {
-        mem_blocked = mem_blocked || r <= t;
-        continue;
-      }
-      if (r > t) {
-        f_next = std::min(f_next, r);
-        continue;
-      }
-      const bool better = f_st < 0 || (o_.deep_first ? false : j < f_j);
-      if (better) f_st = st, f_j = j;
-    }
-    if (f_st >= 0) {
-      bool skip = false;
-      const Ticks f_end = t + dur(Kind::F, f_st);
-      // only an F that the next backward does not wait for may be held back
-      const bool optional = f_j > guess_j || guess_j == M_;
-      if (!force && optional && nF_[ix(d)] > 0 && b_guess != kNever) {
-        if (nB_[ix(d)] == 0)  // warm-up: the one-flag overrun rule
-          skip = o_.allow_overrun ? t >= b_guess : f_end > b_guess;
-        else if (o_.prioritize_b)
-          skip = nF_[ix(d)] - nB_[ix(d)] >= 2 && f_end > b_guess;
-      }
-      if (!skip) {
-        place(d, Kind::F, f_st, f_j, t);
-        return true;
-      }
-    }
-    // fill with W
-    if (!pendW_[ix(d)].empty()) {
-      const Ticks next = std::min(b_guess, f_next);
-      const auto [w_st, w_j] = pendW_[ix(d)].front();
-      const Ticks w_dur = dur(Kind::W, w_st);
-      const bool take = force || (mem_blocked && f_st < 0) || o_.eager_w || next == kNever ||
-                        next - t >= w_dur || (o_.no_bubble_greedy && next > t);
-      if (take) {
-        place(d, Kind::W, w_st, w_j, t);
-        return true;
-      }
-    }
-    if (force && f_st >= 0) {
-      place(d, Kind::F, f_st, f_j, t);
-      return true;
-    }
-    // wait for the earliest known arrival after t, or for news
-    Ticks wake = kNever;
-    for (const int st : stages) {
-      if (nextB_[ix(st)] < std::min(M_, nextF_[ix(st)])) {
-        const Ticks r = ready_b(st, nextB_[ix(st)]);
-        if (r != kNever && r > t) wake = std::min(wake, r);
-      }
-    }
-    if (f_next != kNever) wake = std::min(wake, f_next);
-    wake_[ix(d)] = wake;
-    return false;
-  }
-
-  Schedule s_;
-  const CostModel& costs_;
-  double limit_;
-  GreedyOptions o_;
-  Topology topo_;
-  int P_{0}, S_{0}, M_{0};
-  std::vector<std::vector<int>> dev_stages_;
-  std::vector<double> reserve_;
-  std::vector<Ticks> tail_;
-  std::vector<Ticks> endF_, endB_;
-  std::vector<int> nextF_, nextB_;
-  std::vector<double> mem_;
-  std::vector<Ticks> free_, wake_;
-  std::vector<int> nF_, nB_, warm_;
-  std::vector<std::deque<std::pair<int, int>>> pendW_;
+// A handcrafted schedule of the placement with its peak, and its score once timed.
+struct Seed {
+  std::string label;
+  Schedule schedule;
+  Score score;
+  double peak{0};
 };
 
-struct Key {
-  Ticks cost;
-  long double spans;  // the sum of up to 4096 spans may exceed Ticks
-  friend auto operator<=>(const Key&, const Key&) = default;
-};
-
-Key key_of(const Metrics& m) {
-  long double spans = 0;
-  for (const auto& d : m.per_device) spans += static_cast<long double>(d.span);
-  return Key{m.cost, spans};
+// Whether W never needs more than its B left (M_W <= M_B on every stage): then a fused BW is
+// never better than B followed by W, in time or memory.
+bool split_never_worse(const CostModel& costs) {
+  return std::all_of(costs.stage.begin(), costs.stage.end(),
+                     [](const StageCosts& c) { return c.MW <= c.MB; });
 }
 
-// The greedy's clock, its guesses (an F's end plus the rest of its route) and the simulations
-// of its candidates stay below the sum of all durations and messages: bound it first.
-void check_greedy_total(std::string_view name, const Schedule& skeleton, const CostModel& costs) {
-  long double per_microbatch = 0;
-  for (int st = 0; st < skeleton.stages(); ++st) {
-    for (const Kind k : {Kind::F, Kind::B, Kind::W})
-      per_microbatch += static_cast<long double>(costs.duration(Task::make(k, st, 0)));
-    per_microbatch += 2.0L * static_cast<long double>(costs.comm);
-  }
-  check_total_ticks(per_microbatch * static_cast<long double>(skeleton.microbatches), name);
-}
-
-// NOTE: the search is bounded by simulated tasks, not wall-clock, so its result is deterministic.
-constexpr long long kLocalSearchTaskBudget = 3'000'000;
-constexpr long long kLocalSearchMaxEvaluations = 400;
-
-// Whether swapping neighbours a (first) and b could be useful and keep each device's own order
-// of dependent parts: the same kind on the same stage keeps micro-batch order, and a part never
-// moves before one of the same micro-batch on the same stage.
-bool may_swap(const Task& a, const Task& b) {
-  if (a.kind == b.kind && a.stage == b.stage) return false;
-  if (a.stage == b.stage && a.microbatch == b.microbatch) return false;
-  return a.kind == Kind::W || b.kind == Kind::W || a.microbatch != b.microbatch;
-}
-
-void improve_by_swaps(Evaluated& best, const CostModel& costs, double limit) {
-  const auto tasks = static_cast<long long>(best.schedule.task_count());
-  if (tasks == 0) return;
-  long long evaluations =
-      std::min(kLocalSearchMaxEvaluations, kLocalSearchTaskBudget / std::max(1LL, tasks));
-  Key best_key = key_of(best.metrics);
-  bool improved = true;
-  while (improved && evaluations > 0) {
-    improved = false;
-    for (std::size_t d = 0; d < best.schedule.order.size() && evaluations > 0; ++d) {
-      for (std::size_t i = 0; i + 1 < best.schedule.order[d].size() && evaluations > 0; ++i) {
-        // NOTE: `best` is replaced on success, so no reference into it outlives an iteration
-        if (!may_swap(best.schedule.order[d][i], best.schedule.order[d][i + 1])) continue;
-        Schedule trial = best.schedule;
-        std::swap(trial.order[d][i], trial.order[d][i + 1]);
-        --evaluations;
-        auto e = evaluate(trial, costs, limit);
-        if (e && key_of(e->metrics) < best_key) {
-          best_key = key_of(e->metrics);
-          best = std::move(*e);
-          improved = true;
-        }
+// BW -> B W, when that is never worse.
+Schedule split_bw(Schedule s) {
+  for (auto& device : s.order) {
+    std::vector<Task> out;
+    out.reserve(device.size() * 3 / 2);
+    for (const Task& t : device) {
+      if (t.kind != Kind::BW) {
+        out.push_back(t);
+        continue;
       }
+      out.push_back(Task::make(Kind::B, t.stage, t.microbatch));
+      out.push_back(Task::make(Kind::W, t.stage, t.microbatch));
     }
+    device = std::move(out);
   }
+  return s;
 }
 
 } // namespace
 
-double device_microbatch_memory(const Schedule& skeleton, const CostModel& costs) {
-  const Topology topo(skeleton);
-  std::vector<double> per(ix(skeleton.devices), 0.0);
-  for (int st = 0; st < skeleton.stages(); ++st)
-    per[ix(topo.device_of(st))] += costs.memory_delta(Kind::F, st);
-  return per.empty() ? 0.0 : *std::max_element(per.begin(), per.end());
+double order_peak(const Schedule& s, const CostModel& costs) {
+  double peak = 0;
+  for (const auto& device : s.order) {
+    double mem = 0;
+    for (const Task& t : device) {
+      mem += costs.memory_delta(t.kind, t.stage);
+      peak = std::max(peak, mem);
+    }
+  }
+  return peak;
 }
 
-double least_memory_limit(const Schedule& skeleton, const CostModel& costs) {
-  // NOTE: a micro-batch's activations on each of a device's stages live from its F to its
-  // B (or W); all of them overlap on the device, and when B raises memory (M_W > M_B) the W
-  // still pending counts too.
-  const Topology topo(skeleton);
-  std::vector<double> per(ix(skeleton.devices), 0.0);
-  for (int st = 0; st < skeleton.stages(); ++st)
-    per[ix(topo.device_of(st))] += costs.memory_delta(Kind::F, st) +
-                                   std::max(0.0, costs.memory_delta(Kind::B, st));
-  return per.empty() ? 0.0 : *std::max_element(per.begin(), per.end());
+std::optional<OrderTiming> time_order(const Schedule& s, const CostModel& costs,
+                                      const Score& must_beat) {
+  const int S = s.stages(), m = s.microbatches, P = s.devices;
+  std::vector<Ticks> busy(ix(P), 0);
+  for (int d = 0; d < P; ++d)
+    for (const Task& t : s.order[ix(d)]) busy[ix(d)] += costs.duration(t);
+  // the least (cost, sum of spans) the order can still end with: work plus the idle so far
+  Ticks lb_cost = *std::max_element(busy.begin(), busy.end()), lb_spans = 0;
+  for (const Ticks b : busy) lb_spans += b;
+  const auto hopeless = [&] {
+    return lb_cost > must_beat.cost || (lb_cost == must_beat.cost && lb_spans >= must_beat.spans);
+  };
+  if (hopeless()) return std::nullopt;
+  const std::size_t parts = ix(S) * ix(m);
+  std::vector<Ticks> end_f(parts, -1), end_grad(parts, -1), end_b(parts, -1);
+  std::vector<std::size_t> cursor(ix(P), 0);
+  std::vector<Ticks> clock(ix(P), 0), first(ix(P), -1), idle(ix(P), 0);
+  OrderTiming out;
+  const auto at = [&](int st, int j) { return ix(st) * ix(m) + ix(j); };
+  const auto comm = [&](int a, int b) {
+    return s.stage_device[ix(a)] != s.stage_device[ix(b)] ? costs.comm : 0;
+  };
+  std::size_t left = s.task_count();
+  for (int sweep = 0; left > 0; ++sweep) {
+    bool progress = false;
+    for (int i = 0; i < P; ++i) {
+      const int d = sweep % 2 == 0 ? i : P - 1 - i;  // F flow up, B down
+      const auto& order = s.order[ix(d)];
+      for (std::size_t& c = cursor[ix(d)]; c < order.size(); ++c) {
+        const Task& t = order[c];
+        const int st = t.stage, j = t.microbatch;
+        Ticks ready = clock[ix(d)];
+        const auto need = [&](Ticks end, Ticks latency) {
+          if (end < 0) return false;
+          ready = std::max(ready, end + latency);
+          return true;
+        };
+        bool ok = true;
+        switch (t.kind) {
+        case Kind::F: ok = st == 0 || need(end_f[at(st - 1, j)], comm(st - 1, st)); break;
+        case Kind::B:
+        case Kind::BW:
+          ok = need(end_f[at(st, j)], 0) &&
+               (st == S - 1 || need(end_grad[at(st + 1, j)], comm(st + 1, st)));
+          break;
+        case Kind::W: ok = need(end_b[at(st, j)], 0); break;
+        case Kind::FB: return std::nullopt;  // not on a plain loop placement
+        }
+        if (!ok) break;
+        if (first[ix(d)] < 0) {
+          first[ix(d)] = ready;
+        } else if (ready > clock[ix(d)]) {
+          idle[ix(d)] += ready - clock[ix(d)];
+          lb_cost = std::max(lb_cost, busy[ix(d)] + idle[ix(d)]);
+          lb_spans += ready - clock[ix(d)];
+          if (hopeless()) return std::nullopt;
+        }
+        const Ticks end = ready + costs.duration(t);
+        clock[ix(d)] = end;
+        if (t.kind == Kind::F) end_f[at(st, j)] = end;
+        if (t.kind == Kind::B || t.kind == Kind::BW) end_grad[at(st, j)] = end;
+        if (t.kind == Kind::B) end_b[at(st, j)] = end;
+        --left;
+        progress = true;
+      }
+    }
+    if (!progress) return std::nullopt;  // a deadlock: not a schedule
+  }
+  for (int d = 0; d < P; ++d) {
+    const Ticks span = first[ix(d)] < 0 ? 0 : clock[ix(d)] - first[ix(d)];
+    out.score.cost = std::max(out.score.cost, span);
+    out.score.spans += span;
+  }
+  out.peak = order_peak(s, costs);
+  return out;
 }
 
-std::optional<Schedule> greedy_schedule(const Schedule& skeleton, const CostModel& costs,
-                                        double limit, const GreedyOptions& options) {
-  return Greedy(skeleton, costs, limit, options).run();
+namespace {
+
+// The handcrafted schedules of the placement, with their peaks (timed only when they fit).
+// NOTE: 1F1B split into B and W never won on the measured grid when W needs no more than B
+// left (ZB-H1 holds as little and defers W); with fused BW it is the one that fits when B
+// raises memory.
+std::vector<Seed> make_seeds(const Schedule& skeleton, const CostModel& costs) {
+  const int p = skeleton.devices, m = skeleton.microbatches, v = skeleton.chunks();
+  const bool split = split_never_worse(costs);
+  std::vector<std::pair<std::string, Schedule>> made;
+  const ScheduleSpec plain{.devices = p, .microbatches = m, .chunks = v};
+  if (v == 1) {
+    made.emplace_back("zb-h1", make_zb_h1(plain));
+    if (m >= 2 * p) made.emplace_back("zb-h2", make_zb_h2(plain));
+    if (!split) made.emplace_back("1f1b", make_1f1b(plain));
+  } else if (m % p == 0 && v <= 64) {
+    Schedule s = make_interleaved_1f1b(plain);
+    made.emplace_back("interleaved-1f1b", split ? split_bw(std::move(s)) : std::move(s));
+  }
+  std::vector<Seed> seeds;
+  for (auto& [label, s] : made) {
+    const double peak = order_peak(s, costs);
+    seeds.push_back(Seed{label, std::move(s), Score{}, peak});
+  }
+  return seeds;
 }
 
-std::optional<Evaluated> evaluate(const Schedule& schedule, const CostModel& costs, double limit) {
-  Timeline tl;
-  try {
-    tl = simulate(schedule, costs);
-  } catch (const ScheduleError&) {
+// One line of the search: a rule set walked down from the requested limit.
+struct Chain {
+  int problem{0};  // index into the problems (chunk-order groups)
+  int group{0};    // index of (problem, rules): chains of a group differ in their flags only
+  ZbFlags flags;
+  ZbRules rules;
+  std::string label;
+};
+
+// The runs made in one group of chains, so that a chain can skip a run an earlier chain of the
+// group already made: a run is the same for flags that agree on the ones that changed a decision
+// in it, and for every limit in [accepted, at].
+struct RunEntry {
+  std::size_t chain;
+  ZbFlags flags;
+  std::uint8_t decisive;
+  double accepted, at;
+};
+
+bool same_run(const RunEntry& e, const ZbFlags& flags) {
+  const auto differs = [](bool a, bool b) { return a != b; };
+  const std::uint8_t diff = static_cast<std::uint8_t>(
+      (differs(e.flags.allow_bubble_before_first_b, flags.allow_bubble_before_first_b) ? 1 : 0) |
+      (differs(e.flags.prioritize_b, flags.prioritize_b) ? 2 : 0) |
+      (differs(e.flags.no_bubble_greedy, flags.no_bubble_greedy) ? 4 : 0));
+  return (diff & e.decisive) == 0;
+}
+
+class RunLog {
+public:
+  // The limit the earlier run covering (flags, at) accepted, when an earlier chain made one.
+  // NOTE: only earlier chains count, so that a chain's own best never depends on the threads.
+  std::optional<double> find(std::size_t chain, const ZbFlags& flags, double at) {
+    const std::lock_guard lock(mutex_);
+    for (const RunEntry& e : entries_)
+      if (e.chain < chain && e.accepted <= at + kEps && at <= e.at + kEps && same_run(e, flags))
+        return e.accepted;
     return std::nullopt;
   }
-  Metrics m = measure(tl, costs);
-  for (const auto& d : m.per_device)
-    if (d.peak_memory > limit + kEps) return std::nullopt;
-  return Evaluated{schedule, std::move(m)};
+  void add(const RunEntry& e) {
+    const std::lock_guard lock(mutex_);
+    entries_.push_back(e);
+  }
+
+private:
+  std::mutex mutex_;
+  std::vector<RunEntry> entries_;
+};
+
+// The best run of a chain: the limit it ran at, and its identity for ties (a chain's runs are
+// told apart by the limits they accepted, which do not depend on the path).
+struct ChainBest {
+  bool found{false};
+  Score score;
+  double accepted{0};
+  double limit{0};
+};
+
+bool better(const ChainBest& a, const ChainBest& b) {
+  if (!b.found) return a.found;
+  if (!a.found) return false;
+  if (a.score != b.score) return a.score < b.score;
+  return a.accepted > b.accepted;
 }
 
-Schedule search_best(std::string_view name, const Schedule& skeleton, const CostModel& costs,
-                     double limit, const std::vector<Schedule>& seeds) {
-  check_greedy_total(name, skeleton, costs);
-  const double least = least_memory_limit(skeleton, costs);
+// ppsim's variants of the rules, in the order they were measured to help most (on 4096 cases:
+// p 2-16, m p-5p, eight cost sets, M_W 0.25-2, limits 1p-3p); a variant that never won there is
+// not tried. When B raises memory (M_W > M_B) the heuristic often cannot fit its warm-up's B,
+// and reserving room for it rescues most of those cases.
+std::vector<ZbRules> rule_variants(bool variants, unsigned mask, bool b_raises_memory) {
+  std::vector<ZbRules> out{ZbRules{}};
+  if (!variants) return out;
+  std::vector<ZbRules> all{ZbRules{.budget_permille = 500}, ZbRules{.budget_permille = 0},
+                           ZbRules{.warmup_offset = 1}, ZbRules{.budget_permille = 1500},
+                           ZbRules{.warmup_offset = -1}};
+  if (b_raises_memory) {
+    all.push_back(ZbRules{.budget_permille = 500, .reserve_b = true});
+    all.push_back(ZbRules{.warmup_offset = -1, .budget_permille = 500});
+    all.push_back(ZbRules{.reserve_b = true});
+  }
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if ((mask >> i) & 1u) out.push_back(all[i]);
+  return out;
+}
+
+std::string rules_label(const ZbRules& r) {
+  if (r == ZbRules{}) return "heuristic";
+  std::string out = "variant:";
+  if (r.warmup_offset != 0) out += fmt::format("warmup{:+d}", r.warmup_offset);
+  if (r.budget_permille != 1000) out += fmt::format("budget{}", r.budget_permille);
+  if (r.reserve_b) out += "reserveb";
+  return out;
+}
+
+} // namespace
+
+Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const CostSpec& spec,
+                        double limit, const ZbAutoOptions& options, ZbAutoReport* report) {
+  const CostModel costs = cost_model_for(spec, skeleton);
+  const int p = skeleton.devices, v = skeleton.chunks();
+  // the chunk orders: Megatron's groups of p; groups of 2p, whose longer warm-up fills the
+  // pipeline where memory allows (p = 4, m = 16, v = 2 at 2p M_B: the ideal 96 ms instead of
+  // 98 for F = B = W = 2); smaller ones that need less warm-up memory
+  std::vector<int> groups{p};
+  if (v > 1) {
+    if (2 * p <= skeleton.microbatches) groups.push_back(2 * p);
+    for (int g = p / 2; g >= 1; g /= 2) groups.push_back(g);
+  }
+  std::vector<ZbProblem> problems;
+  problems.reserve(groups.size());
+  for (const int g : groups) problems.emplace_back(skeleton, costs, g);
+  double least = std::numeric_limits<double>::infinity();
+  for (const auto& pb : problems) least = std::min(least, pb.warmup_memory());
+
+  std::vector<Seed> seeds = options.seeds ? make_seeds(skeleton, costs) : std::vector<Seed>{};
+  for (const Seed& s : seeds) least = std::min(least, s.peak);
   if (!(limit + kEps >= least))
     throw InfeasibleError(fmt::format(
         "{}: memory limit {:g} M_B is below the least that works, {:g} M_B (one micro-batch's "
-        "activations on all stages of a device; stages={}, microbatches={})",
-        name, limit, least, skeleton.devices, skeleton.microbatches));
-  std::optional<Evaluated> best;
-  const auto consider = [&](std::optional<Evaluated> e) {
-    if (e && (!best || key_of(e->metrics) < key_of(best->metrics))) best = std::move(e);
+        "activations on all stages of a device; devices={}, chunks={}, microbatches={})",
+        name, limit, least, p, v, skeleton.microbatches));
+
+  // the best so far over all chains (and which chain found it; a seed loses ties): a run that
+  // can only end worse, or tie an earlier chain, gives up
+  struct Best {
+    Score score;
+    std::size_t chain;
   };
-  // the paper's 8 flag combinations, then ppsim's extra knobs
-  bool one_stage_per_device = true;
-  {
-    const Topology topo(skeleton);
-    for (int st = 0; st < skeleton.stages(); ++st)
-      one_stage_per_device = one_stage_per_device && topo.chunk_of(st) == 0;
+  std::mutex best_mutex;
+  Best best{Score{kNoCutoff, kNoCutoff}, std::numeric_limits<std::size_t>::max()};
+  const auto best_now = [&] {
+    const std::lock_guard lock(best_mutex);
+    return best;
+  };
+
+  // chains: every (chunk order, rules) group runs the 8 flag combinations
+  const std::vector<ZbRules> variants =
+      rule_variants(options.variants, options.variant_mask, !split_never_worse(costs));
+  std::vector<Chain> chains;
+  for (std::size_t g = 0; g < problems.size(); ++g)
+    for (std::size_t r = 0; r < variants.size(); ++r)
+      for (const ZbFlags& flags : zb_flag_combinations())
+        chains.push_back(Chain{static_cast<int>(g), static_cast<int>(g * variants.size() + r),
+                               flags, variants[r], rules_label(variants[r])});
+  std::vector<RunLog> logs(problems.size() * variants.size());
+
+  // NOTE: the walk down covers every limit from the requested one down to the least that works
+  // (so a larger limit is never worse) when one run per smallest memory change would place at
+  // most kLadderWork tasks; larger problems stop at a floor that depends on the inputs only, so
+  // the result is the same on every machine (and never worse at a larger limit above it).
+  double step = std::numeric_limits<double>::infinity();
+  for (int st = 0; st < skeleton.stages(); ++st)
+    for (const Kind k : {Kind::F, Kind::B, Kind::W})
+      if (const double dm = std::abs(costs.memory_delta(k, st)); dm > kEps)
+        step = std::min(step, dm);
+  const double per_step = 3.0 * static_cast<double>(skeleton.stages()) * skeleton.microbatches *
+                          static_cast<double>(chains.size());
+  const double steps = std::max(0.0, std::floor(kLadderWork / per_step) - 1);
+  double walk_floor = least;
+  if (steps == 0) walk_floor = limit;
+  else if (steps * step < limit - least) walk_floor = limit - steps * step;
+
+  // every chain walks down from the limit: each run is the same for all limits down to what it
+  // accepted, so the next limit below that is the next one that can differ
+  std::vector<ChainBest> found(chains.size());
+  ZbRecord first_record;
+  std::optional<double> first_accepted;
+  std::atomic<long long> runs{0}, placed{0};
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    ZbWorkspace workspace;
+    for (std::size_t c = next++; c < chains.size(); c = next++) {
+      const Chain& chain = chains[c];
+      const ZbProblem& pb = problems[ix(chain.problem)];
+      RunLog& log = logs[ix(chain.group)];
+      double at = limit;
+      while (at + kEps >= std::max(walk_floor, pb.warmup_memory()) &&
+             pb.memory_bound(at) <= best_now().score.cost) {
+        // the same run made by an earlier chain needs no repeating
+        if (const auto lower = log.find(c, chain.flags, at)) {
+          if (!options.ladder) break;
+          at = *lower - 10 * kEps;
+          continue;
+        }
+        // NOTE: a run that can only tie this chain's best gives up too (the chain keeps its
+        // first best, at the highest limit), and one that can only tie an earlier chain's: ties
+        // go to the earlier, so what wins never depends on the threads.
+        const Best global = best_now();
+        ZbCutoff cut{.worse_cost = global.score.cost, .worse_spans = global.score.spans};
+        std::optional<Score> tie;
+        if (found[c].found) tie = found[c].score;
+        if (global.chain < c) tie = std::min(tie.value_or(global.score), global.score);
+        if (tie) {
+          cut.tie_cost = tie->cost;
+          cut.tie_spans = tie->spans;
+        }
+        // the authors' own run at the limit (chain 0's first) wins most often: record it
+        const bool first = c == 0 && at == limit;
+        const ZbOutcome out = run_zb(pb, at, chain.flags, chain.rules, cut,
+                                     first ? &first_record : nullptr, &workspace);
+        if (first && out.status == ZbStatus::ok) first_accepted = out.accepted;
+        ++runs;
+        placed += out.placed;
+        log.add({c, chain.flags, out.decisive, out.accepted, at});
+        if (out.status == ZbStatus::ok) {
+          const ChainBest here{true, Score{out.cost, out.spans}, out.accepted, at};
+          if (better(here, found[c])) found[c] = here;
+          const std::lock_guard lock(best_mutex);
+          if (here.score < best.score || (here.score == best.score && c < best.chain))
+            best = Best{here.score, c};
+        }
+        if (!options.ladder) break;
+        at = out.accepted - 10 * kEps;
+      }
+    }
+  };
+  // NOTE: threads only where the work pays for starting them (the result is the same)
+  unsigned threads = per_step < kThreadWork ? 1u : search_threads(chains.size());
+  if (options.threads > 0)
+    threads = std::min<unsigned>(options.threads, static_cast<unsigned>(chains.size()));
+  if (threads <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& th : pool) th.join();
   }
-  for (int mask = 0; mask < 64; ++mask) {
-    const GreedyOptions o{.allow_overrun = (mask & 1) != 0,
-                          .prioritize_b = (mask & 2) != 0,
-                          .no_bubble_greedy = (mask & 4) != 0,
-                          .deep_first = (mask & 8) == 0,
-                          .eager_w = (mask & 16) != 0,
-                          .keep_inflight = (mask & 32) != 0};
-    if (one_stage_per_device && !o.deep_first) continue;  // the same schedule as deep_first
-    if (auto s = greedy_schedule(skeleton, costs, limit, o)) consider(evaluate(*s, costs, limit));
+
+  // the best: by score, then the earlier chain; a seed only when strictly better
+  std::optional<std::size_t> best_chain;
+  for (std::size_t c = 0; c < chains.size(); ++c)
+    if (found[c].found && (!best_chain || found[c].score < found[*best_chain].score))
+      best_chain = c;
+  // the handcrafted schedules that fit, timed only as far as they can still win
+  std::optional<std::size_t> best_seed;
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    if (!(seeds[i].peak <= limit + kEps)) continue;
+    const Score bar = best_seed ? seeds[*best_seed].score
+                      : best_chain ? found[*best_chain].score
+                                   : Score{kNoCutoff, kNoCutoff};
+    const auto timing = time_order(seeds[i].schedule, costs, bar);
+    if (!timing || !(timing->score < bar)) continue;
+    seeds[i].score = timing->score;
+    best_seed = i;
   }
-  for (const auto& seed : seeds) consider(evaluate(seed, costs, limit));
-  if (!best)
+  const bool seed_wins = best_seed.has_value();
+  if (report != nullptr) {
+    report->runs = runs.load();
+    report->placed = placed.load();
+  }
+  if (seed_wins) {
+    Seed& s = seeds[*best_seed];
+    if (report != nullptr) {
+      report->winner = "seed:" + s.label;
+      report->limit = limit;
+    }
+    s.schedule.name = std::string(name);
+    return std::move(s.schedule);
+  }
+  if (!best_chain)
     throw InfeasibleError(fmt::format(
-        "{}: found no schedule within the memory limit {:g} M_B (stages={}, microbatches={})",
-        name, limit, skeleton.devices, skeleton.microbatches));
-  improve_by_swaps(*best, costs, limit);
-  best->schedule.name = std::string(name);
-  return std::move(best->schedule);
+        "{}: found no schedule within the memory limit {:g} M_B (devices={}, chunks={}, "
+        "microbatches={})",
+        name, limit, p, v, skeleton.microbatches));
+  const Chain& chain = chains[*best_chain];
+  const ChainBest& win = found[*best_chain];
+  ZbRecord record;
+  if (*best_chain == 0 && first_accepted == win.accepted) {
+    record = std::move(first_record);
+  } else {
+    const ZbOutcome again = run_zb(problems[ix(chain.problem)], win.limit, chain.flags,
+                                   chain.rules, ZbCutoff{}, &record);
+    assert(again.status == ZbStatus::ok && again.cost == win.score.cost);  // runs repeat exactly
+    (void)again;
+  }
+  if (report != nullptr) {
+    report->winner = chain.label;
+    report->limit = win.limit;
+  }
+  return schedule_of(problems[ix(chain.problem)], std::move(record), std::string(name));
 }
 
 } // namespace detail
 
 namespace {
 
-CostModel costs_for(const ScheduleSpec& spec, const Schedule& skeleton) {
+const CostSpec& costs_of(const ScheduleSpec& spec) {
   static const CostSpec unit{};
-  return cost_model_for(spec.costs != nullptr ? *spec.costs : unit, skeleton);
+  return spec.costs != nullptr ? *spec.costs : unit;
 }
 
-// zb-auto on one stage per device; `limit_in_p` > 0 fixes the limit to that many p*M_B.
-Schedule make_zb_auto_named(std::string_view name, const ScheduleSpec& spec, double limit_in_p) {
-  require_single_chunk_shape(name, spec);
-  const int p = spec.devices, m = spec.microbatches;
-  const Schedule skeleton = make_pipeline(std::string(name), p, m, loop_placement(p, 1));
-  const CostModel costs = costs_for(spec, skeleton);
-  const double mb = detail::device_microbatch_memory(skeleton, costs);
-  double limit = limit_in_p > 0 ? limit_in_p * p * mb : spec.mem_limit;
-  if (limit_in_p <= 0 && spec.mem_limit < 0) limit = p * mb;
+// The peak memory of ZB-H1 on the same model and costs: zb-auto's default limit (1F1B's p M_B
+// when W needs no more than B left, more when B raises memory: 2p M_B for the seed's MLP).
+double zb_h1_peak(const ScheduleSpec& spec) {
+  const Schedule h1 = make_zb_h1({.devices = spec.devices, .microbatches = spec.microbatches});
+  const CostSpec& given = costs_of(spec);
+  const auto p = static_cast<std::size_t>(spec.devices);
+  const auto v = static_cast<std::size_t>(std::max(1, spec.chunks));
+  if (v == 1 || given.stages.size() != v * p)
+    return detail::order_peak(h1, cost_model_for(given, h1));
+  // NOTE: costs per virtual stage of the loop's model (v p pieces): ZB-H1's device-stage k holds
+  // the pieces k v .. k v + v - 1 of the same model
+  CostSpec pieces = given;
+  pieces.stages.clear();
+  for (std::size_t k = 0; k < p; ++k) {
+    StageCosts c = given.stages[k * v];
+    for (std::size_t j = 1; j < v; ++j) {
+      c.MB += given.stages[k * v + j].MB;
+      c.MW += given.stages[k * v + j].MW;
+    }
+    pieces.stages.push_back(c);
+  }
+  return detail::order_peak(h1, cost_model_for(pieces, h1));
+}
+
+// K p M_B, M_B being what one micro-batch leaves on a device (the most on any device).
+double times_p_mb(const ScheduleSpec& spec, double k) {
+  const Schedule skeleton =
+      make_pipeline("zb", spec.devices, spec.microbatches, loop_placement(spec.devices, 1));
+  const CostModel model = cost_model_for(costs_of(spec), skeleton);
+  double most = 0;
+  for (int st = 0; st < skeleton.stages(); ++st)
+    most = std::max(most, model.memory_delta(Kind::F, st));
+  return k * spec.devices * most;
+}
+
+Schedule generate(std::string_view name, const ScheduleSpec& spec, double limit) {
   if (!std::isfinite(limit))
-    throw ConfigError(fmt::format("{}: memory limit must be a finite number (got {})", name, limit));
-  // the handcrafted schedules join the search, so zb-auto is never worse than them
-  std::vector<Schedule> seeds;
-  const ScheduleSpec plain{.devices = p, .microbatches = m};
-  seeds.push_back(make_zb_h1(plain));
-  if (m >= 2 * p) seeds.push_back(make_zb_h2(plain));
-  return detail::search_best(name, skeleton, costs, limit, seeds);
+    throw ConfigError(
+        fmt::format("{}: memory limit must be a finite number (got {})", name, limit));
+  const int p = spec.devices, v = std::max(1, spec.chunks);
+  const Schedule skeleton =
+      make_pipeline(std::string(name), p, spec.microbatches, loop_placement(p, v));
+  return detail::zb_auto_search(name, skeleton, costs_of(spec), limit);
 }
 
 } // namespace
 
-// zb-auto at p*M_B (ZB-1p), p = 4, m = 8, F = B = W (cost 54, as ZB-H1; at 2p*M_B, ZB-2p, the
+void check_zb_auto(std::string_view name, const ScheduleSpec& spec) {
+  require_shape(name, spec);
+  if (spec.chunks < 0 || spec.chunks > 64)
+    throw ConfigError(
+        fmt::format("{}: needs 1 <= chunks <= 64 (got chunks={})", name, spec.chunks));
+  if (static_cast<long long>(std::max(1, spec.chunks)) * spec.devices * spec.microbatches >
+      limits::kMaxStageMicrobatches)
+    throw ConfigError(fmt::format("{}: devices={} x chunks={} x microbatches={} is too large to "
+                                  "schedule",
+                                  name, spec.devices, spec.chunks, spec.microbatches));
+}
+
+double zb_auto_memory_limit(const ScheduleSpec& spec) {
+  return spec.mem_limit >= 0 ? spec.mem_limit : zb_h1_peak(spec);
+}
+double zb_1p_memory_limit(const ScheduleSpec& spec) { return times_p_mb(spec, 1); }
+double zb_2p_memory_limit(const ScheduleSpec& spec) { return times_p_mb(spec, 2); }
+
+// zb-auto at p M_B (ZB-1p), p = 4, m = 8, F = B = W (cost 54, as ZB-H1; at 2p M_B, ZB-2p, the
 // warm-up grows to ZB-H2's and the cost is the ideal 48):
-//   rank0: 0F0 0F1 0F2 0F3 0B0 0W0 0B1 0F4 0B2 0F5 0B3 0W1 0F6 0W2 0B4 0F7 0B5 0W3 ... 0B7 0W7
-//   rank3: 3F0 3B0 3F1 3B1 3F2 3B2 3F3 3B3 3W0 3W1 3F4 3B4 3F5 3B5 3W2 3W3 3F6 ... 3W6 3W7
-// Heuristic (sec. 3.1): warm-up F within the limit, stopping before the first B can arrive (flag:
-// allow one F to overrun it); steady state B first (flag prioritize_b: hold back an F that would
-// delay it), W into gaps that fit a whole W (flag no_bubble_greedy: also smaller ones); flush
-// the W. ppsim adds knobs (1F1B's rhythm of one F per B, eager W, chunk order), seeds ZB-H1 and
-// ZB-H2, and refines the best by swapping neighbours: never worse than any candidate.
-Schedule make_zb_auto(const ScheduleSpec& spec) { return make_zb_auto_named("zb-auto", spec, 0); }
-Schedule make_zb_1p(const ScheduleSpec& spec) { return make_zb_auto_named("zb-1p", spec, 1); }
-Schedule make_zb_2p(const ScheduleSpec& spec) { return make_zb_auto_named("zb-2p", spec, 2); }
+//   rank0: 0F0 0F1 0F2 0F3 0B0 0W0 0F4 0B1 0W1 0F5 0B2 0W2 0F6 0B3 0W3 0F7 0B4 0W4 0B5 ... 0W7
+//   rank1: 1F0 1F1 1F2 1B0 1F3 1B1 1W0 1F4 1B2 1W1 1F5 1B3 1W2 1F6 1B4 1W3 1F7 1B5 ... 1W7
+//   rank3: 3F0 3B0 3F1 3B1 3F2 3B2 3F3 3B3 3W0 3F4 3B4 3W1 3F5 3B5 3W2 ... 3B7 3W4 3W5 3W6 3W7
+// The authors' heuristic (sec. 3.1; detail/zb_greedy.hpp): warm-up F within the limit before
+// the first B can arrive, then rounds of one F and one B per device with W in the gaps, the
+// remaining W flushed; 3 flags, 8 runs, the best kept. ppsim runs it at every limit up to the
+// requested one (so a larger limit is never worse), with measured variants of its rules, next to
+// ZB-H1, ZB-H2 and (when B raises memory) 1F1B: never worse than any of them. With v chunks
+// (zb-auto -v) the same rounds run over Megatron's chunk order, next to interleaved 1F1B.
+Schedule make_zb_auto(const ScheduleSpec& spec) {
+  check_zb_auto("zb-auto", spec);
+  return generate("zb-auto", spec, zb_auto_memory_limit(spec));
+}
+Schedule make_zb_1p(const ScheduleSpec& spec) {
+  require_single_chunk_shape("zb-1p", spec);
+  return generate("zb-1p", spec, zb_1p_memory_limit(spec));
+}
+Schedule make_zb_2p(const ScheduleSpec& spec) {
+  require_single_chunk_shape("zb-2p", spec);
+  return generate("zb-2p", spec, zb_2p_memory_limit(spec));
+}
 
 } // namespace ppsim

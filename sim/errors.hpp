@@ -31,6 +31,13 @@ public:
   using Error::Error;
 };
 
+/// A device needs more bytes than it has (weights, gradients, optimizer state and activations):
+/// an infeasible request (exit 5) that no activation-memory limit fixes.
+class OutOfMemoryError : public InfeasibleError {
+public:
+  using InfeasibleError::InfeasibleError;
+};
+
 /// A real run failed (exit 6): a rank died or hung, MPI could not start, or the gradients
 /// differ from the reference. Not a problem of the input.
 class ExecutionError : public Error {
@@ -50,6 +57,8 @@ template <class Fn> decltype(auto) with_context(std::string_view context, Fn&& f
     throw ConfigError(message(e));
   } catch (const ScheduleError& e) {
     throw ScheduleError(message(e));
+  } catch (const OutOfMemoryError& e) {
+    throw OutOfMemoryError(message(e));
   } catch (const InfeasibleError& e) {
     throw InfeasibleError(message(e));
   } catch (const ExecutionError& e) {

@@ -30,7 +30,8 @@ std::string format_grid(const Schedule& s, const std::vector<Slot>& marks) {
     if (lo > 0) out += fmt::format(" ...({} more)", lo);
     for (std::size_t i = lo; i < hi; ++i) {
       const bool here = std::find(marked.begin(), marked.end(), i) != marked.end();
-      out += here ? fmt::format(" [{}]", to_string(row[i])) : " " + to_string(row[i]);
+      const std::string cell = to_string(row[i], s.notation);
+      out += here ? fmt::format(" [{}]", cell) : " " + cell;
     }
     if (hi < row.size()) out += fmt::format(" ...({} more)", row.size() - hi);
     if (!marked.empty()) out += "  <-- here";

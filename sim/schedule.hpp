@@ -23,6 +23,8 @@ struct Schedule {
   std::vector<std::vector<int>> routes;  ///< each route: the stages in the order data flows
   std::vector<int> microbatch_route;     ///< route index of each micro-batch
   std::vector<std::vector<Task>> order;  ///< per device, the tasks in execution order
+  /// How messages write its tasks: the vocabulary of the file it was read from.
+  Notation notation{Notation::ppsim};
 
   [[nodiscard]] int stages() const { return static_cast<int>(stage_device.size()); }
   /// Stages of one route per device: each stage holds 1/chunks of a device-stage's layers.

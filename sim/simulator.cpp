@@ -44,7 +44,7 @@ void check_indexable(const Schedule& s, const Topology& topo) {
         throw ScheduleError(fmt::format(
             "schedule: device {}: task {} names a stage or micro-batch outside the schedule "
             "(run `ppsim validate` for the full report)",
-            d, to_string(t)));
+            d, to_string(t, s.notation)));
     }
   }
 }

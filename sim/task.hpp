@@ -53,6 +53,15 @@ template <class Fn> void for_each_half(const Task& t, Fn&& fn) {
 /// `(0F7;7B3)` for an FB. parse_task(to_string(t)) == t.
 [[nodiscard]] std::string to_string(const Task& task);
 
+/// The vocabularies a task can be written in: ppsim's (above); PyTorch's compute-only actions
+/// (torch.distributed.pipelining: our B is its `I`, our BW its `B`, an FB is
+/// `(0F7;7B3)OVERLAP_F_B`); and PyTorch's older one, from before `I` existed, where `B` was the
+/// backward for the input and also the full backward (so both our B and our BW are `B`).
+enum class Notation : std::uint8_t { ppsim, pytorch, pytorch_old };
+
+/// The task in `notation`: to_string(t, Notation::pytorch) of our 1B3 is `1I3`.
+[[nodiscard]] std::string to_string(const Task& task, Notation notation);
+
 /// Parses the compact text form; throws ConfigError naming the text on failure.
 [[nodiscard]] Task parse_task(std::string_view text);
 

@@ -84,7 +84,7 @@ struct CycleVisitor : boost::default_dfs_visitor {
 };
 
 std::string task_text(const Schedule& s, const Slot& at) {
-  return to_string(s.order[ix(at.device)][ix(at.index)]);
+  return to_string(s.order[ix(at.device)][ix(at.index)], s.notation);
 }
 
 } // namespace
@@ -129,8 +129,13 @@ std::string describe_deadlock(const Schedule& s, const std::vector<int>& next) {
     marks.push_back(Slot{static_cast<int>(d), i});
     std::string waits;
     for_each_dependency(topo, t, [&](const Part& q) {
-      const std::string name = to_string(Task::make(q.kind, q.stage, q.microbatch));
       auto it = where.find(index(q));
+      // NOTE: a file's vocabulary names what is waited for by the cell that makes it: PyTorch's
+      // full backward `1B0` makes both of ppsim's parts 1B0 and 1W0.
+      const Task part = Task::make(q.kind, q.stage, q.microbatch);
+      const std::string name = s.notation != Notation::ppsim && it != where.end()
+                                   ? task_text(s, it->second)
+                                   : to_string(part, s.notation);
       if (it == where.end()) {
         waits += fmt::format("; waits for {}, which no device runs", name);
         return;
@@ -140,7 +145,8 @@ std::string describe_deadlock(const Schedule& s, const std::vector<int>& next) {
         waits += fmt::format("; waits for {} (device {}, position {}, not yet run)", name,
                              at.device, at.index);
     });
-    msg += fmt::format("  device {}: blocked at position {} on {}{}\n", d, i, to_string(t), waits);
+    msg += fmt::format("  device {}: blocked at position {} on {}{}\n", d, i,
+                       to_string(t, s.notation), waits);
   }
   const auto cycle = find_cycle(s);
   if (!cycle.empty()) {

@@ -5,6 +5,7 @@
 #include "sim/errors.hpp"
 
 #include <fmt/format.h>
+#include <optional>
 #include <unordered_map>
 
 namespace ppsim {
@@ -13,7 +14,9 @@ namespace {
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
-std::string part_name(const Part& q) { return to_string(Task::make(q.kind, q.stage, q.microbatch)); }
+std::string part_name(const Part& q, Notation n) {
+  return to_string(Task::make(q.kind, q.stage, q.microbatch), n);
+}
 
 // Collects problems: the first `describe` with their message (made only then), the rest counted.
 class Collector {
@@ -139,6 +142,14 @@ Violations validate(const Schedule& s, std::size_t describe) {
   Violations result;
   Collector out(result, describe);
   if (!check_structure(s, out)) return result;
+  // Tasks in the vocabulary of the schedule's file.
+  const auto text = [&](const Task& t) { return to_string(t, s.notation); };
+  const auto part = [&](const Part& q) { return part_name(q, s.notation); };
+  // A part named by the task that makes it: in PyTorch's vocabulary one full backward `0B0`
+  // makes both of ppsim's parts 0B0 and 0W0, so the file's name for either is its cell.
+  const auto made_by = [&](const Part& q, const Slot& at) {
+    return s.notation == Notation::ppsim ? part(q) : text(s.order[ix(at.device)][ix(at.index)]);
+  };
   const Topology topo(s);
   const int S = s.stages();
   const int M = s.microbatches;
@@ -159,23 +170,21 @@ Violations validate(const Schedule& s, std::size_t describe) {
       bool ok = true;
       const auto check_half = [&](int stage, int mb) {
         if (stage < 0 || stage >= S) {
-          add([&] { return fmt::format("{}: stage {} outside 0..{}", to_string(t), stage, S - 1); });
+          add([&] { return fmt::format("{}: stage {} outside 0..{}", text(t), stage, S - 1); });
           ok = false;
         } else if (mb < 0 || mb >= M) {
-          add([&] {
-            return fmt::format("{}: micro-batch {} outside 0..{}", to_string(t), mb, M - 1);
-          });
+          add([&] { return fmt::format("{}: micro-batch {} outside 0..{}", text(t), mb, M - 1); });
           ok = false;
         } else if (!topo.on_route(mb, stage)) {
           add([&] {
-            return fmt::format("{}: stage {} is not on the route of micro-batch {}", to_string(t),
+            return fmt::format("{}: stage {} is not on the route of micro-batch {}", text(t),
                                stage, mb);
           });
           ok = false;
         } else if (s.stage_device[ix(stage)] != static_cast<int>(d)) {
           add([&] {
-            return fmt::format("{}: stage {} is placed on device {}, not on device {}",
-                               to_string(t), stage, s.stage_device[ix(stage)], d);
+            return fmt::format("{}: stage {} is placed on device {}, not on device {}", text(t),
+                               stage, s.stage_device[ix(stage)], d);
           });
           ok = false;
         }
@@ -183,9 +192,7 @@ Violations validate(const Schedule& s, std::size_t describe) {
       if (t.kind == Kind::FB) {
         check_half(t.stage, t.microbatch);
         if (t.kind2 != Kind::B && t.kind2 != Kind::BW) {
-          add([&] {
-            return fmt::format("{}: the second half of an FB must be B or BW", to_string(t));
-          });
+          add([&] { return fmt::format("{}: the second half of an FB must be B or BW", text(t)); });
           ok = false;
         } else {
           check_half(t.stage2, t.microbatch2);
@@ -196,13 +203,16 @@ Violations validate(const Schedule& s, std::size_t describe) {
       if (!ok) continue;
       cell_ok[d][i] = true;
       const bool is_bw = t.kind == Kind::BW || (t.kind == Kind::FB && t.kind2 == Kind::BW);
+      std::optional<Slot> reported;  // the task this one duplicates, once per task named by cell
       for_each_product(t, [&](const Part& q) {
         const auto qi = index(q);
         if (!made.insert(qi, {at, is_bw && q.kind != Kind::F})) {
           const Slot first = made.find(qi)->at;
+          if (s.notation != Notation::ppsim && reported == first) return;
+          reported = first;
           add([&] {
-            return fmt::format("{}: duplicate of {} (already at device {}, position {})",
-                               to_string(t), part_name(q), first.device, first.index);
+            return fmt::format("{}: duplicate of {} (already at device {}, position {})", text(t),
+                               made_by(q, first), first.device, first.index);
           });
         }
       });
@@ -213,6 +223,9 @@ Violations validate(const Schedule& s, std::size_t describe) {
   // either both from one BW or both separate. Pairs are visited in (micro-batch, position on
   // the route) order until the described problems are full; the pairs after that are counted
   // from the parts present, so the walk never visits more pairs than are described or complete.
+  // NOTE: in PyTorch's vocabulary a backward is one action (its B) or two (I and W); a pair
+  // that lacks both is one problem, told the one it most likely lost.
+  const bool one_backward = s.notation != Notation::ppsim;
   int stop_j = M;
   std::size_t stop_k = 0;
   for (int j = 0; j < M && stop_j == M; ++j) {
@@ -226,16 +239,25 @@ Violations validate(const Schedule& s, std::size_t describe) {
       const int st = route[k];
       const Part f{Kind::F, st, j}, b{Kind::B, st, j}, w{Kind::W, st, j};
       const Slot home{s.stage_device[ix(st)], -1};
-      for (const Part& q : {f, b, w})
-        if (made.find(index(q)) == nullptr)
-          out.add(home, [&] { return fmt::format("missing {} (device {})", part_name(q), home.device); });
       const auto* be = made.find(index(b));
       const auto* we = made.find(index(w));
+      const bool whole_backward = one_backward && be == nullptr && we == nullptr;
+      for (const Part& q : {f, b, w}) {
+        if (made.find(index(q)) != nullptr || (whole_backward && q.kind == Kind::W)) continue;
+        out.add(home, [&] {
+          const std::string what =
+              whole_backward && q.kind == Kind::B
+                  ? fmt::format("{} (or {} and {})", text(Task::make(Kind::BW, st, j)), part(b),
+                                part(w))
+                  : part(q);
+          return fmt::format("missing {} (device {})", what, home.device);
+        });
+      }
       if (be != nullptr && we != nullptr && be->via_bw != we->via_bw) {
         const Slot at = be->via_bw ? we->at : be->at;
         out.add(at, [&] {
-          return fmt::format("{}BW{} is fused, but {} is also scheduled on its own", st, j,
-                             be->via_bw ? part_name(w) : part_name(b));
+          return fmt::format("{} is fused, but {} is also scheduled on its own",
+                             text(Task::make(Kind::BW, st, j)), be->via_bw ? part(w) : part(b));
         });
       }
     }
@@ -248,7 +270,9 @@ Violations validate(const Schedule& s, std::size_t describe) {
     std::size_t needed = 0;
     for (int j = stop_j; j < M; ++j) needed += 3 * s.routes[ix(s.microbatch_route[ix(j)])].size();
     needed -= 3 * stop_k;
-    std::size_t present = 0, mixed = 0;
+    // present: parts there; with_backward: pairs with a B or a W; mixed: pairs fused one way
+    // and split the other
+    std::size_t present = 0, with_backward = 0, mixed = 0;
     made.for_each([&](std::size_t key, const PartTable::Entry& e) {
       const std::size_t pair = key / 3;
       const int stage = static_cast<int>(pair / ix(M));
@@ -256,11 +280,16 @@ Violations validate(const Schedule& s, std::size_t describe) {
       if (!after(mb, stage)) return;
       ++present;
       if (key % 3 == 1) {  // B: is its W present, and made the other way?
+        ++with_backward;
         const auto* we = made.find(key + 1);
         if (we != nullptr && we->via_bw != e.via_bw) ++mixed;
+      } else if (key % 3 == 2 && made.find(key - 1) == nullptr) {
+        ++with_backward;
       }
     });
-    out.count(needed - present + mixed);
+    std::size_t missing = needed - present;
+    if (one_backward) missing -= needed / 3 - with_backward;  // pairs lacking B and W: one each
+    out.count(missing + mixed);
   }
 
   // Pass 3: on one device, a task must come after the prerequisites that device itself runs.
@@ -275,11 +304,10 @@ Violations validate(const Schedule& s, std::size_t describe) {
         if (p.index >= static_cast<int>(i)) {
           const bool self = p.index == static_cast<int>(i);
           out.add(Slot{static_cast<int>(d), static_cast<int>(i)}, [&] {
-            return self ? fmt::format("{}: needs {}, which it produces itself", to_string(t),
-                                      part_name(q))
+            return self ? fmt::format("{}: needs {}, which it produces itself", text(t), part(q))
                         : fmt::format("{}: runs before its prerequisite {} (position {} on "
                                       "device {})",
-                                      to_string(t), part_name(q), p.index, d);
+                                      text(t), made_by(q, p), p.index, d);
           });
         }
       });

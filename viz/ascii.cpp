@@ -1,7 +1,7 @@
 // Text grid of a timeline: one row per device, one character per column of time.
 #include "viz/ascii.hpp"
 
-#include "io/json_text.hpp"
+#include "io/numbers.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
@@ -25,7 +25,7 @@ std::size_t ix(long long i) { return static_cast<std::size_t>(i); }
 // Milliseconds rounded to microseconds, trailing zeros dropped: axis labels stay short.
 std::string ms_label(Ticks t) {
   const Ticks us = t >= 0 ? (t + 500) / 1000 : -((-t + 500) / 1000);
-  return ticks_to_ms_text(us * 1000);
+  return human_ms(us * 1000);
 }
 
 // The columns of the time axis: column c covers [edge(c), edge(c+1)), num/den ns each.
@@ -225,12 +225,13 @@ private:
       s += "|\n";
     }
     // Scale and legend.
-    const bool exact = axis_.num % axis_.den == 0;
     const Ticks per_col = axis_.num / axis_.den;
+    const bool exact =
+        axis_.num % axis_.den == 0 && human_ms(per_col) == ticks_to_ms_text(per_col);
     s += fmt::format("scale: 1 column = {}{} ms, {} columns", exact ? "" : "~",
-                     exact ? ticks_to_ms_text(per_col)
-                           : fmt::format("{:.4g}", static_cast<double>(axis_.num) /
-                                                       static_cast<double>(axis_.den) / 1e6),
+                     exact ? human_ms(per_col)
+                           : human_number(static_cast<double>(axis_.num) /
+                                          static_cast<double>(axis_.den) / 1e6),
                      axis_.cols);
     if (is_coarse()) s += " (coarse overview)";
     s += '\n';
@@ -248,20 +249,18 @@ private:
     const bool bytes = run_.costs.memory_unit_bytes > 0;
     s += '\n';
     s += fmt::format("{:<8} {:>12} {:>12} {:>18}{}\n", "device", "busy (ms)", "idle (ms)",
-                     "peak memory (M_B)", bytes ? "  peak memory (bytes)" : "");
+                     "peak memory (M_B)", bytes ? "  peak memory" : "");
     for (const DeviceMetrics& dm : m.per_device) {
-      s += fmt::format("{:<8} {:>12} {:>12} {:>18}", dm.device, ticks_to_ms_text(dm.busy),
-                       ticks_to_ms_text(dm.idle), json_number(dm.peak_memory));
-      if (bytes) {
-        s += fmt::format("  {:>20}",
-                         json_number(std::round(dm.peak_memory * run_.costs.memory_unit_bytes)));
-      }
+      s += fmt::format("{:<8} {:>12} {:>12} {:>18}", dm.device, human_ms(dm.busy),
+                       human_ms(dm.idle), human_number(dm.peak_memory));
+      if (bytes)
+        s += fmt::format("  {:>11}", human_bytes(dm.peak_memory * run_.costs.memory_unit_bytes));
       s += '\n';
     }
-    s += fmt::format("makespan {} ms | cost {} ms | ideal {} ms | bubble rate {:.4f} | "
+    s += fmt::format("makespan {} ms | cost {} ms | ideal {} ms | bubble rate {} | "
                      "peak memory {} M_B\n",
-                     ticks_to_ms_text(m.makespan), ticks_to_ms_text(m.cost),
-                     ticks_to_ms_text(m.ideal), m.bubble_rate, json_number(m.peak_memory));
+                     human_ms(m.makespan), human_ms(m.cost), human_ms(m.ideal),
+                     human_percent(m.bubble_rate), human_number(m.peak_memory));
   }
 
   // Shades of columns that no task covers half of (coarse overviews).

@@ -42,11 +42,13 @@ public:
         multi_chunk_(run.schedule.chunks() > 1) {}
 
   void write() {
+    // NOTE: no displayTimeUnit: older Perfetto versions read it as the unit of ts.
     std::string& b = sink_.buf();
-    b += "{\"displayTimeUnit\":\"ms\",\n\"otherData\":";
-    write_other_data();
-    b += ",\n\"traceEvents\":[";
-    for (int d = 0; d < tl_.devices; ++d) write_metadata(d);
+    b += "{\"otherData\":{\"schema\":\"ppsim.trace/1\",";
+    write_summary();
+    b += "},\n\"traceEvents\":[";
+    for (int d = 0; d < tl_.devices; ++d) write_metadata(pid_of(d), device_name(d), "compute", d);
+    write_summary_track();
     index_comms();
     memory_ = memory_series(tl_, run_.costs);
     for (int d = 0; d < tl_.devices; ++d) write_device(d);
@@ -80,11 +82,19 @@ private:
     return b;
   }
 
-  void write_other_data() {
+  // Perfetto's importer treats pid 0 specially: device d is process d + 1.
+  static int pid_of(int device) { return device + 1; }
+  static std::string device_name(int device) { return "device " + std::to_string(device); }
+  // The run's own process, after the devices'.
+  int summary_pid() const { return tl_.devices + 1; }
+
+  // "parameters":{...},"metrics":{...}: in otherData for chrome://tracing and as the args of the
+  // summary slice, since Perfetto's JSON importer drops otherData.
+  void write_summary() {
     std::string& b = sink_.buf();
     const Metrics& m = run_.metrics;
     const auto ms = [](Ticks t) { return ticks_to_ms(t); };
-    b += "{\"schema\":\"ppsim.trace/1\",\"parameters\":{";
+    b += "\"parameters\":{";
     bool first = true;
     for (const auto& [key, value] : run_.parameters) {
       if (!first) b += ',';
@@ -121,31 +131,50 @@ private:
       field("peak_memory", dm.peak_memory, false);
       b += '}';
     }
-    b += "]}}";
+    b += "]}";
   }
 
-  void write_metadata(int d) {
+  // A process "run" listed first, whose one slice spans the run and carries the summary.
+  void write_summary_track() {
+    write_metadata(summary_pid(), "run", "parameters and metrics", -1);
+    std::string& b = event();
+    b += "{\"name\":\"run\",\"cat\":\"summary\",\"ph\":\"X\",\"ts\":0,\"dur\":";
+    append_ticks_us(b, run_.metrics.makespan);
+    b += ",\"pid\":";
+    append_int(b, summary_pid());
+    b += ",\"tid\":0,\"args\":{";
+    write_summary();
+    b += "}}";
+  }
+
+  void write_metadata(int pid, const std::string& process, const char* thread, int sort_index) {
     const auto meta = [&](const char* name, const char* arg_key) -> std::string& {
       std::string& b = event();
       b += "{\"name\":\"";
       b += name;
       b += "\",\"ph\":\"M\",\"ts\":0,\"pid\":";
-      append_int(b, d);
+      append_int(b, pid);
       b += ",\"tid\":0,\"args\":{\"";
       b += arg_key;
       b += "\":";
       return b;
     };
     std::string& b1 = meta("process_name", "name");
-    b1 += "\"device ";
-    append_int(b1, d);
-    b1 += "\"}}";
+    append_json_string(b1, process);
+    b1 += "}}";
     std::string& b2 = meta("process_sort_index", "sort_index");
-    append_int(b2, d);
+    append_int(b2, sort_index);
     b2 += "}}";
     std::string& b3 = meta("thread_name", "name");
-    b3 += "\"compute\"}}";
+    append_json_string(b3, thread);
+    b3 += "}}";
   }
+
+  // Where a flow binds: a point strictly inside the slice, so that no viewer can take the
+  // neighbouring slice that ends or starts at the same time.
+  static bool has_inner_point(const TaskRun& r) { return r.end - r.start >= 2; }
+  static Ticks flow_start_ts(const TaskRun& r) { return has_inner_point(r) ? r.end - 1 : r.end; }
+  static Ticks flow_end_ts(const TaskRun& r) { return has_inner_point(r) ? r.start + 1 : r.start; }
 
   // Per device, the comms it sends and receives (CSR, in comm order).
   void index_comms() {
@@ -178,20 +207,24 @@ private:
       events_.push_back(Ev{tl_.runs[ix(r)].start, 2 * std::int64_t{r},
                            static_cast<std::uint32_t>(r), 2, Type::slice});
     }
-    // A flow start sits at its producer's end: before a slice starting at that time (rank 0),
-    // unless the producer has no duration and must itself come first.
+    // A flow start sits 1 ns before its producer's end, inside the producer's slice and not
+    // at the next one's start. A producer shorter than 2 ns has no such point: the start is at
+    // its end, before a slice starting then (rank 0), unless it has no duration and must
+    // itself come first.
     for (std::uint32_t k = out_begin_[ix(d)]; k < out_begin_[ix(d) + 1]; ++k) {
       const std::uint32_t c = out_list_[k];
       const TaskRun& p = tl_.runs[ix(tl_.comms[c].from)];
-      const bool empty = p.end == p.start;
-      events_.push_back(Ev{p.end, 2 * std::int64_t{tl_.comms[c].from} + 1, c,
-                           static_cast<std::uint8_t>(empty ? 2 : 0), Type::flow_start});
+      const bool first = p.end == p.start || has_inner_point(p);
+      events_.push_back(Ev{flow_start_ts(p), 2 * std::int64_t{tl_.comms[c].from} + 1, c,
+                           static_cast<std::uint8_t>(first ? 2 : 0), Type::flow_start});
     }
-    // A flow end binds to the enclosing slice: right after its consumer's slice.
+    // A flow end binds to the enclosing slice (bp "e"): 1 ns after its consumer's start, or
+    // right after the consumer's slice when that is shorter than 2 ns.
     for (std::uint32_t k = in_begin_[ix(d)]; k < in_begin_[ix(d) + 1]; ++k) {
       const std::uint32_t c = in_list_[k];
-      events_.push_back(Ev{tl_.runs[ix(tl_.comms[c].to)].start,
-                           2 * std::int64_t{tl_.comms[c].to} + 1, c, 2, Type::flow_end});
+      const TaskRun& r = tl_.runs[ix(tl_.comms[c].to)];
+      events_.push_back(Ev{flow_end_ts(r), 2 * std::int64_t{tl_.comms[c].to} + 1, c, 2,
+                           Type::flow_end});
     }
     const auto& series = memory_[ix(d)];
     for (std::size_t k = 0; k < series.size(); ++k) {
@@ -237,7 +270,7 @@ private:
     b += ",\"dur\":";
     append_ticks_us(b, r.end - r.start);
     b += ",\"pid\":";
-    append_int(b, r.device);
+    append_int(b, pid_of(r.device));
     b += ",\"tid\":0,\"args\":{\"task\":";
     append_json_string(b, to_string(t));
     b += ",\"stage\":";
@@ -279,9 +312,9 @@ private:
     append_int(b, c);
     b += ",\"ts\":";
     const TaskRun& r = tl_.runs[ix(start ? comm.from : comm.to)];
-    append_ticks_us(b, start ? r.end : r.start);
+    append_ticks_us(b, start ? flow_start_ts(r) : flow_end_ts(r));
     b += ",\"pid\":";
-    append_int(b, r.device);
+    append_int(b, pid_of(r.device));
     b += ",\"tid\":0}";
   }
 
@@ -290,7 +323,7 @@ private:
     b += "{\"name\":\"activation memory\",\"ph\":\"C\",\"ts\":";
     append_ticks_us(b, p.time);
     b += ",\"pid\":";
-    append_int(b, d);
+    append_int(b, pid_of(d));
     b += ",\"args\":{\"M_B\":";
     append_json_number(b, p.value);
     b += "}}";
@@ -301,7 +334,7 @@ private:
       b2 += "{\"name\":\"activation memory (bytes)\",\"ph\":\"C\",\"ts\":";
       append_ticks_us(b2, p.time);
       b2 += ",\"pid\":";
-      append_int(b2, d);
+      append_int(b2, pid_of(d));
       b2 += ",\"args\":{\"bytes\":";
       append_json_number(b2, std::round(p.value * run_.costs.memory_unit_bytes));
       b2 += "}}";

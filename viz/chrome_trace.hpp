@@ -12,17 +12,20 @@ namespace ppsim {
 ///   std::ofstream f("trace.json");
 ///   write_chrome_trace(f, run_schedule(make_schedule("zb-h1", {4, 8}), parse_costs("F=1")));
 ///
-/// One process per device with one thread ("compute", tid 0). Every task is a complete ("X")
+/// One process per device, pid = device + 1 (Perfetto's importer treats pid 0 specially),
+/// named "device 0", ..., with one thread ("compute", tid 0). Every task is a complete ("X")
 /// event named like `F3`, `B3`, `W3`, `BW3` (`F3.c1` when a device holds several chunks; an FB is
 /// `F3+B1`), with `cat` = its kind and args {task, stage, chunk, microbatch, kind} (an FB adds
-/// the backward_* of its second half). Every cross-device message is a flow: `s` on the sender
-/// at the producer's end, `f` with `bp:"e"` on the receiver at the consumer's start, named like
-/// `F3 -> stage 2`, cat "comm", id = its index in timeline.comms. Memory is a counter
-/// "activation memory" {M_B} per device (plus "activation memory (bytes)" {bytes} when the cost
-/// model knows bytes). `otherData` holds the parameters and the metrics. ts/dur are exact
-/// microseconds. Within a device, events are in time order; at one time a flow start comes
-/// before the next slice and a flow end right after its slice, so viewers bind both to the
-/// right slices.
+/// the backward_* of its second half). Every cross-device message is a flow named like
+/// `F3 -> stage 2`, cat "comm", id = its index in timeline.comms: `s` 1 ns before the producer's
+/// end and `f` (bp "e") 1 ns after the consumer's start, so each binds to its own slice and
+/// never to the neighbour that ends or starts at the same time (a slice shorter than 2 ns has
+/// no inner point: its flow sits at its edge, ordered before or after the neighbour). Memory is
+/// a counter "activation memory" {M_B} per device (plus "activation memory (bytes)" {bytes}
+/// when the cost model knows bytes). The parameters and the metrics are in `otherData` (for
+/// chrome://tracing) and, since Perfetto drops otherData, the args of the one slice "run" of a
+/// process "run" listed first. No displayTimeUnit (older Perfetto versions take it for the unit
+/// of ts): ts and dur are exact microseconds. Within a device, events are in time order.
 void write_chrome_trace(std::ostream& out, const Run& run);
 
 } // namespace ppsim

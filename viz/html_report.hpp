@@ -1,10 +1,10 @@
-// The self-contained HTML report of `ppsim compare --html`: timelines, metrics, charts.
+// The self-contained HTML report of `ppsim compare --html` (and `plan --html`): the runs as
+// compact data, drawn in the browser by the embedded script (viz/page/report.js).
 #pragma once
 
 #include "run/compare.hpp"
 #include "sim/run.hpp"
 
-#include <cstddef>
 #include <iosfwd>
 #include <span>
 #include <string>
@@ -14,14 +14,14 @@ namespace ppsim {
 
 struct HtmlReportOptions {
   std::string title{"ppsim report"};
-  int timeline_width{1000};            ///< pixels of the longest timeline
-  std::size_t max_rects{50'000};       ///< per timeline; above it the timeline is aggregated
 };
 
-/// One HTML file that opens from disk with no network: inline CSS, SVG and a small script.
-/// Per schedule a timeline (all on one time scale), the metrics table, bubble-rate and
-/// peak-memory bar charts, and each run's parameters and cost provenance. Every name is escaped;
-/// the same runs give byte-identical text.
+/// One HTML file that opens from disk with no network: inline style, the runs as a
+/// ppsim.report/1 document (report_data_json) and the script that draws them: the metrics table
+/// (sortable), bubble-rate, cost and peak-memory bars, per schedule a timeline with zoom, pan,
+/// a minimap brush, hover details and the micro-batch chain on click, the activation memory of
+/// each device over time and its peak, and each run's parameters. Without JavaScript the
+/// metrics table still shows. Every name is escaped; the same runs give byte-identical text.
 ///
 ///   write_file_atomically("out/report.html",
 ///                         [&](std::ostream& f) { write_html_report(f, runs); });
@@ -32,9 +32,12 @@ void write_html_report(std::ostream& out, std::span<const Run> runs,
 void write_html_report(std::ostream& out, const Comparison& comparison,
                        const HtmlReportOptions& options = {});
 
-/// The page's opening (doctype, head with the inline style, h1 title) and its closing (the
-/// script, </body></html>): shared by the compare and sweep reports.
+/// The page's opening (doctype, head with the inline style, h1 title) and its closing: shared by
+/// the compare and sweep reports and the playground.
 void write_html_head(std::ostream& out, std::string_view title);
 void write_html_tail(std::ostream& out);
+/// The drawing area `#ppsim-root`, the document `data` (JSON, safe inside <script>) in
+/// `#ppsim-data`, and the script that renders it there.
+void write_html_drawing(std::ostream& out, std::string_view data);
 
 } // namespace ppsim

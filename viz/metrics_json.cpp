@@ -1,5 +1,6 @@
 // Metrics as JSON and as text tables.
 #include "viz/metrics_json.hpp"
+#include "io/numbers.hpp"
 
 
 #include <algorithm>
@@ -80,8 +81,8 @@ ojson to_json(const Run& run) {
   return j;
 }
 
-std::string percent(double x) { return fmt::format("{:.2f}%", 100.0 * x); }
-std::string memory(double x) { return fmt::format("{:.4g}", x); }
+std::string percent(double x) { return human_percent(x); }
+std::string memory(double x) { return human_number(x); }
 
 } // namespace
 
@@ -98,9 +99,9 @@ std::string metrics_json_array(std::span<const Run> runs) {
 void write_run_report(std::ostream& out, const Run& run) {
   const Metrics& m = run.metrics;
   for (const auto& [key, value] : run.parameters) out << fmt::format("{:<13} {}\n", key, value);
-  out << fmt::format("{:<13} {} ms\n", "makespan", ticks_to_ms_text(m.makespan));
-  out << fmt::format("{:<13} {} ms   (max per-device span)\n", "cost", ticks_to_ms_text(m.cost));
-  out << fmt::format("{:<13} {} ms   (max per-device busy)\n", "ideal", ticks_to_ms_text(m.ideal));
+  out << fmt::format("{:<13} {} ms\n", "makespan", human_ms(m.makespan));
+  out << fmt::format("{:<13} {} ms   (max per-device span)\n", "cost", human_ms(m.cost));
+  out << fmt::format("{:<13} {} ms   (max per-device busy)\n", "ideal", human_ms(m.ideal));
   out << fmt::format("{:<13} {}   (cost - ideal) / cost\n", "bubble rate", percent(m.bubble_rate));
   out << fmt::format("{:<13} {}   (cost - ideal) / ideal\n", "bubble/ideal",
                      percent(m.bubble_over_ideal));
@@ -108,15 +109,15 @@ void write_run_report(std::ostream& out, const Run& run) {
   if (run.has_lower_bound())
     out << fmt::format("{:<13} {} ms   (no order of these tasks within {} M_B is cheaper; gap "
                        "(cost - bound) / cost {})\n",
-                       "lower bound", ticks_to_ms_text(run.lower_bound),
+                       "lower bound", human_ms(run.lower_bound),
                        memory(run.bound_mem_limit), percent(run.optimality_gap));
   out << fmt::format("{:<13} {} M_B", "peak memory", memory(m.peak_memory));
-  if (m.peak_memory_bytes > 0) out << fmt::format("  ({:.4g} MiB)", m.peak_memory_bytes / 1048576.0);
+  if (m.peak_memory_bytes > 0) out << fmt::format("  ({})", human_bytes(m.peak_memory_bytes));
   out << "\n";
   if (run.iterations.options.requested()) {
     out << fmt::format("{:<13} {} ms   (steady state: between the ends of the last two of {} "
                        "iterations, {})\n",
-                       "iteration", ticks_to_ms_text(run.iterations.iteration_time), iteration_count(run),
+                       "iteration", human_ms(run.iterations.iteration_time), iteration_count(run),
                        sync_name(run.iterations.options.sync));
     out << fmt::format("{:<13} {} M_B   (peak over all iterations)\n", "peak (all)",
                        memory(peak_all_iterations(run)));
@@ -125,8 +126,8 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", "device", "busy_ms", "span_ms",
                      "idle_ms", "peak_M_B");
   for (const DeviceMetrics& d : m.per_device)
-    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", d.device, ticks_to_ms_text(d.busy),
-                       ticks_to_ms_text(d.span), ticks_to_ms_text(d.idle), memory(d.peak_memory));
+    out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}\n", d.device, human_ms(d.busy),
+                       human_ms(d.span), human_ms(d.idle), memory(d.peak_memory));
 }
 
 std::string compare_json(const Comparison& comparison) {
@@ -145,6 +146,7 @@ std::string compare_json(const Comparison& comparison) {
     j["reason"] = row.reason;
     if (row.least_mem_limit >= 0) j["least_mem_limit"] = row.least_mem_limit;
     else j["least_mem_limit"] = nullptr;
+    if (row.out_of_memory) j["out_of_memory"] = true;
     a.push_back(std::move(j));
   }
   return a.dump(2);
@@ -175,8 +177,15 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
     if (t.run == nullptr) {
       const CompareRow& c = *t.row;
       const auto shape = [](int x) { return x > 0 ? fmt::format("{}", x) : std::string("-"); };
-      out << fmt::format("{:<18} {:>4} {:>5} {:>3} infeasible: ", c.schedule, shape(c.devices),
-                         shape(c.microbatches), shape(c.chunks));
+      out << fmt::format("{:<18} {:>4} {:>5} {:>3} {}: ", c.schedule, shape(c.devices),
+                         shape(c.microbatches), shape(c.chunks),
+                         c.out_of_memory ? "out of memory" : "infeasible");
+      if (c.out_of_memory) {
+        // the reason names the device and its bytes: "...: device 0 needs ... GiB (...)"
+        const auto at = c.reason.find("device ");
+        out << (at == std::string::npos ? c.reason : c.reason.substr(at)) << "\n";
+        continue;
+      }
       out << (c.least_mem_limit >= 0
                   ? fmt::format("the least limit that works is {} M_B\n", memory(c.least_mem_limit))
                   : std::string("no limit found that works\n"));
@@ -187,14 +196,14 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
     out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                        r.schedule.name, r.schedule.devices,
                        r.schedule.microbatches / iteration_count(r), r.schedule.chunks(),
-                       ticks_to_ms_text(m.makespan), ticks_to_ms_text(m.cost), ticks_to_ms_text(m.ideal),
+                       human_ms(m.makespan), human_ms(m.cost), human_ms(m.ideal),
                        percent(m.bubble_rate), percent(m.bubble_over_ideal),
                        percent(m.idle_fraction), memory(m.peak_memory));
     if (bounds)
-      out << (r.has_lower_bound() ? fmt::format(" {:>12} {:>7}", ticks_to_ms_text(r.lower_bound),
+      out << (r.has_lower_bound() ? fmt::format(" {:>12} {:>7}", human_ms(r.lower_bound),
                                                 percent(r.optimality_gap))
                                   : fmt::format(" {:>12} {:>7}", "-", "-"));
-    out << (iterations ? fmt::format(" {:>12}\n", ticks_to_ms_text(r.iterations.iteration_time))
+    out << (iterations ? fmt::format(" {:>12}\n", human_ms(r.iterations.iteration_time))
                        : std::string("\n"));
   }
 }

@@ -1,9 +1,10 @@
-// SVG writers: the timeline of a run and the charts of the HTML reports, as deterministic text.
+// SVG writers: timelines, the pictures of --svg and the sweep charts, as deterministic text.
 #include "viz/svg.hpp"
 
 #include "io/json_text.hpp"
 #include "sim/schedule.hpp"
 #include "viz/metrics_json.hpp"
+#include "io/numbers.hpp"
 
 #include <algorithm>
 #include <array>
@@ -67,10 +68,23 @@ constexpr Rgb kind_rgb(Kind k) {
   return {0x80, 0x80, 0x80};
 }
 
-// A palette for the series of line charts (Tableau 10, distinct from one another).
+// The series colours of charts (Tableau 10) and their dash patterns.
 constexpr std::array<std::string_view, 10> series_colours = {
     "#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1",
     "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac"};
+constexpr std::array<std::string_view, 4> series_dashes = {"", "6 3", "2 2", "8 3 2 3"};
+
+// Idle: a hatch of grey stripes, which no task colour resembles.
+constexpr std::string_view idle_hatch_id = "ppsim-idle";
+constexpr std::string_view idle_defs =
+    "<defs><pattern id=\"ppsim-idle\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+    "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/>"
+    "<rect width=\"2\" height=\"6\" fill=\"#c6c6c6\"/></pattern></defs>\n";
+
+// Text width estimate for the sans-serif font at `size` px (average glyph about 0.56 em).
+double text_width(std::string_view text, double size) {
+  return static_cast<double>(text.size()) * size * 0.56;
+}
 
 // 1, 2 or 5 times a power of ten: the smallest such step giving at most `max_ticks` ticks.
 Ticks nice_tick_step(Ticks span, int max_ticks) {
@@ -94,9 +108,8 @@ double nice_ceiling(double x) {
   return 10 * power;
 }
 
-std::string tick_label(double x) { return fmt::format("{:.4g}", x); }
+std::string tick_label(double x) { return human_number(x); }
 
-// The opening of a chart: <svg> with its size and class, then the bold title at baseline y.
 // `<svg xmlns=.. class=.. width=.. height=.. viewBox=..` (the tag left open for more attributes).
 void open_svg(std::string& s, std::string_view cls, double w, double h) {
   s += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"";
@@ -111,18 +124,6 @@ void open_svg(std::string& s, std::string_view cls, double w, double h) {
   s += '"';
 }
 
-std::string open_chart(std::string_view cls, double w, double h, std::string_view title,
-                       int title_y) {
-  std::string s;
-  open_svg(s, fmt::format("chart {}", cls), w, h);
-  s += fmt::format(" font-family=\"sans-serif\" font-size=\"11\">\n<text class=\"title\" x=\"0\" "
-                   "y=\"{}\" font-size=\"13\" font-weight=\"bold\">",
-                   title_y);
-  append_xml_escaped(s, title);
-  s += "</text>\n";
-  return s;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The timeline.
 
@@ -133,7 +134,11 @@ constexpr double row_h = 20;
 constexpr double row_gap = 4;
 constexpr double axis_h = 26;
 constexpr double note_h = 16;
+constexpr double title_h = 20;
+constexpr double legend_h = 22;
 
+// Draws one run's rows and axis into a string at a vertical offset; the <svg> around it is the
+// caller's (one timeline, or a picture of several).
 class TimelineSvg {
 public:
   TimelineSvg(const Run& run, const TimelineSvgOptions& o)
@@ -154,25 +159,20 @@ public:
     aggregated_ = tl_.runs.size() > o.max_rects;
   }
 
-  void write(std::ostream& out) {
-    const double rows_h = tl_.devices * (row_h + row_gap);
-    const double note = aggregated_ ? note_h : 0;
-    const double total_w = label_w + width_ + pad_right;
-    const double total_h = top + note + rows_h + axis_h;
-    std::string& s = s_;
-    open_svg(s, "timeline", total_w, total_h);
-    attr(s, "data-schedule", run_.schedule.name);
-    attr(s, "data-tasks", fmt::format("{}", tl_.runs.size()));
-    attr(s, "data-aggregated", aggregated_ ? "true" : "false");
-    attr(s, "role", "img");
-    attr(s, "aria-label", fmt::format("timeline of {}", run_.schedule.name));
-    s += " font-family=\"sans-serif\" font-size=\"10\">\n";
-    rows_y_ = top + note;
+  [[nodiscard]] bool aggregated() const { return aggregated_; }
+  [[nodiscard]] double total_width() const { return label_w + width_ + pad_right; }
+  [[nodiscard]] double height() const {
+    return top + (aggregated_ ? note_h : 0) + tl_.devices * (row_h + row_gap) + axis_h;
+  }
+
+  // The rows (a `g.device-row` per device, with its labels) and the time axis, from y0 down.
+  void write_body(std::string& s, double y0) {
+    rows_y_ = y0 + top + (aggregated_ ? note_h : 0);
     if (aggregated_) {
       s += "<text class=\"note\" x=\"";
       append_num(s, label_w);
       s += "\" y=\"";
-      append_num(s, top + 11);
+      append_num(s, y0 + top + 11);
       s += "\" fill=\"#8a4b00\">";
       append_xml_escaped(s, fmt::format("aggregated view: {} tasks exceed the cap of {} "
                                         "rectangles; each pixel column shows the kind that "
@@ -181,21 +181,18 @@ public:
       s += "</text>\n";
     }
     for (int d = 0; d < tl_.devices; ++d) {
-      device_label(d);
-      if (aggregated_) aggregated_row(d);
-      else task_row(d);
+      device_label(s, d);
+      if (aggregated_) aggregated_row(s, d);
+      else task_row(s, d);
     }
-    axis(rows_y_ + rows_h);
-    s += "</svg>\n";
-    out.write(s.data(), static_cast<std::streamsize>(s.size()));
+    axis(s, rows_y_ + tl_.devices * (row_h + row_gap));
   }
 
 private:
   double x_of(Ticks t) const { return label_w + static_cast<double>(t - t0_) * scale_; }
   double y_of(int d) const { return rows_y_ + d * (row_h + row_gap); }
 
-  void device_label(int d) {
-    std::string& s = s_;
+  void device_label(std::string& s, int d) {
     s += "<text class=\"device\" x=\"4\" y=\"";
     append_num(s, y_of(d) + row_h / 2 + 3.5);
     s += "\" font-size=\"11\">device ";
@@ -203,8 +200,8 @@ private:
     s += "</text>\n";
   }
 
-  void rect(std::string_view cls, double x, double y, double w, std::string_view fill) {
-    std::string& s = s_;
+  static void rect(std::string& s, std::string_view cls, double x, double y, double w,
+                   std::string_view fill) {
     s += "<rect class=\"";
     s += cls;
     s += '"';
@@ -234,35 +231,35 @@ private:
     return std::clamp(topo_.chunk_of(stage), 0, std::max(0, chunks - 1));
   }
 
-  void task_row(int d) {
-    std::string& s = s_;
+  void task_row(std::string& s, int d) {
     const auto runs = tl_.device_runs(d);
     const double y = y_of(d);
     labels_.clear();
     s += "<g class=\"device-row\"";
     attr(s, "data-device", fmt::format("{}", d));
     s += ">\n";
+    const std::string idle_fill = fmt::format("url(#{})", idle_hatch_id);
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const TaskRun& r = runs[i];
       if (i > 0 && r.start > runs[i - 1].end) {
         const Ticks gap = r.start - runs[i - 1].end;
-        rect("idle", x_of(runs[i - 1].end), y, static_cast<double>(gap) * scale_, "#e4e4e4");
+        rect(s, "idle", x_of(runs[i - 1].end), y, static_cast<double>(gap) * scale_, idle_fill);
         s += "><title>";
-        append_xml_escaped(s, fmt::format("device {}: idle {} ms (from {} ms)", d, ticks_to_ms_text(gap),
-                                          ticks_to_ms_text(runs[i - 1].end - t0_)));
+        append_xml_escaped(s, fmt::format("device {}: idle {} ms (from {} ms)", d,
+                                          human_ms(gap), human_ms(runs[i - 1].end - t0_)));
         s += "</title></rect>\n";
       }
       const Task& t = r.task;
       const int c = chunk(t.stage);
       const double w = std::max(0.5, static_cast<double>(r.end - r.start) * scale_);
       const std::string cls = fmt::format("task {} c{}", kind_name(t.kind), c);
-      rect(cls, x_of(r.start), y, w, task_fill(t.kind, c, run_.schedule.chunks()));
+      rect(s, cls, x_of(r.start), y, w, task_fill(t.kind, c, run_.schedule.chunks()));
       s += " stroke=\"#ffffff\" stroke-width=\"0.5\"";
       attr(s, "data-mb", fmt::format("{}", t.microbatch));
       s += "><title>";
       append_xml_escaped(s, fmt::format("device {}: {}: {}; start {} ms, duration {} ms", d,
-                                        to_string(t), task_text(t), ticks_to_ms_text(r.start - t0_),
-                                        ticks_to_ms_text(r.end - r.start)));
+                                        to_string(t), task_text(t),
+                                        human_ms(r.start - t0_), human_ms(r.end - r.start)));
       s += "</title></rect>\n";
       const std::string label = t.kind == Kind::FB
                                     ? fmt::format("{}+{}", t.microbatch, t.microbatch2)
@@ -271,6 +268,8 @@ private:
         labels_ += "<text";
         attr(labels_, "x", x_of(r.start) + w / 2);
         attr(labels_, "y", y + row_h / 2 + 3.5);
+        // White on the dark shades, black on the others.
+        if (c % 4 == 1 || c % 4 == 3) labels_ += " fill=\"#ffffff\"";
         labels_ += '>';
         labels_ += label;
         labels_ += "</text>\n";
@@ -285,8 +284,7 @@ private:
   }
 
   // Per pixel column, the kind covering most of it; one rectangle per stretch of equal columns.
-  void aggregated_row(int d) {
-    std::string& s = s_;
+  void aggregated_row(std::string& s, int d) {
     const auto cols = static_cast<std::size_t>(width_);
     constexpr std::size_t kinds = 5;
     cover_.assign(cols * kinds, 0);
@@ -331,12 +329,12 @@ private:
       while (e < cols && dominant(e) == k) ++e;
       if (k >= 0) {
         const auto kind = static_cast<Kind>(k);
-        rect(fmt::format("agg {}", kind_name(kind)), label_w + static_cast<double>(c),
-             y, static_cast<double>(e - c), task_fill(kind, 0, 1));
+        rect(s, fmt::format("agg {}", kind_name(kind)), label_w + static_cast<double>(c), y,
+             static_cast<double>(e - c), task_fill(kind, 0, 1));
         s += "><title>";
         append_xml_escaped(s, fmt::format("device {}: mostly {} from {} ms to {} ms", d,
-                                          kind_name(kind), ticks_to_ms_text(edge(c) - t0_),
-                                          ticks_to_ms_text(edge(e) - t0_)));
+                                          kind_name(kind), human_ms(edge(c) - t0_),
+                                          human_ms(edge(e) - t0_)));
         s += "</title></rect>\n";
       }
       c = e;
@@ -344,8 +342,7 @@ private:
     s += "</g>\n";
   }
 
-  void axis(double y) {
-    std::string& s = s_;
+  void axis(std::string& s, double y) {
     s += "<g class=\"axis\" stroke=\"#555555\">\n<line";
     attr(s, "x1", label_w);
     attr(s, "y1", y);
@@ -366,7 +363,7 @@ private:
       attr(text, "x", x);
       attr(text, "y", y + 14);
       text += '>';
-      text += ticks_to_ms_text(t);
+      text += human_ms(t);
       text += "</text>\n";
       if (step <= 0 || t > span_ - step) break;
     }
@@ -388,10 +385,238 @@ private:
   double scale_{0};
   double rows_y_{0};
   bool aggregated_{false};
-  std::string s_;
   std::string labels_;
   std::vector<Ticks> cover_;
 };
+
+std::string percent_text(double x) { return human_percent(x); }
+
+// The legend of a picture: a swatch per kind and chunk that occurs, then idle.
+void legend(std::string& s, std::span<const Run> runs, double y, double width) {
+  std::array<int, 5> chunks_of{};  // per kind: 1 + the highest chunk seen, 0 = not seen
+  bool chunked = false;
+  for (const Run& r : runs) {
+    const Topology topo(r.schedule);
+    chunked = chunked || r.schedule.chunks() > 1;
+    for (const TaskRun& t : r.timeline.runs) {
+      auto& n = chunks_of[static_cast<std::size_t>(t.task.kind)];
+      n = std::max(n, std::min(topo.chunk_of(t.task.stage), 3) + 1);
+    }
+  }
+  s += "<g class=\"legend\" font-size=\"11\">\n";
+  double x = 4;
+  const auto item = [&](std::string_view fill, const std::string& text) {
+    const double w = 16 + text_width(text, 11) + 12;
+    if (x + w > width && x > 4) return;  // the picture is as wide as its timelines
+    s += "<rect";
+    attr(s, "x", x);
+    attr(s, "y", y + 4);
+    s += " width=\"12\" height=\"12\"";
+    attr(s, "fill", fill);
+    s += " stroke=\"#999999\" stroke-width=\"0.5\"/>\n<text";
+    attr(s, "x", x + 16);
+    attr(s, "y", y + 14);
+    s += '>';
+    append_xml_escaped(s, text);
+    s += "</text>\n";
+    x += w;
+  };
+  for (const Kind k : {Kind::F, Kind::B, Kind::W, Kind::BW, Kind::FB}) {
+    const int n = chunks_of[static_cast<std::size_t>(k)];
+    for (int c = 0; c < n; ++c)
+      item(task_fill(k, c, chunked ? 2 : 1),
+           chunked ? fmt::format("{} chunk {}", kind_name(k), c) : std::string(kind_name(k)));
+  }
+  item(fmt::format("url(#{})", idle_hatch_id), "idle");
+  s += "</g>\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Line charts.
+
+constexpr double chart_w = 640, chart_left = 58, chart_right = 16, chart_top = 30,
+                 chart_plot_h = 260, chart_axis_h = 40, legend_row_h = 16;
+
+struct LegendItem {
+  double x, y;
+};
+
+// Where each series' legend entry goes: rows under the plot, wrapped to the chart's width.
+std::vector<LegendItem> legend_layout(const LineChart& chart, double y0, double& height) {
+  std::vector<LegendItem> at;
+  double x = chart_left, y = y0;
+  for (const LineSeries& se : chart.series) {
+    const double w = 30 + text_width(se.name, 11) + 14;
+    if (x + w > chart_w - chart_right && x > chart_left) {
+      x = chart_left;
+      y += legend_row_h;
+    }
+    at.push_back({x, y});
+    x += w;
+  }
+  height = chart.series.empty() ? 0 : y - y0 + legend_row_h + 4;
+  return at;
+}
+
+// The chart's elements (no <svg> around them) and its height.
+std::string line_chart_body(const LineChart& chart, double& height) {
+  const double pw = chart_w - chart_left - chart_right, ph = chart_plot_h;
+  const bool log_x = chart.log_x;
+  const auto xv = [log_x](double x) { return log_x ? std::log2(x) : x; };
+  const auto usable = [log_x](double x, double y) {
+    return std::isfinite(x) && std::isfinite(y) && (!log_x || x > 0);
+  };
+  std::vector<double> xs;
+  double ymax = 0;
+  for (const LineSeries& se : chart.series)
+    for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
+      if (!usable(se.x[i], se.y[i])) continue;
+      xs.push_back(se.x[i]);
+      ymax = std::max(ymax, se.y[i]);
+    }
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  double x_lo = xs.empty() ? 0 : xv(xs.front());
+  double x_hi = xs.empty() ? 1 : xv(xs.back());
+  if (chart.x_from_zero && !log_x) x_lo = std::min(x_lo, 0.0);
+  if (x_hi <= x_lo) {
+    x_lo -= 1;
+    x_hi += 1;
+  }
+  const double y_hi = nice_ceiling(ymax);
+  const auto px = [&](double x) { return chart_left + (xv(x) - x_lo) / (x_hi - x_lo) * pw; };
+  const auto py = [&](double y) { return chart_top + ph - y / y_hi * ph; };
+
+  std::string s;
+  s += "<text class=\"title\" x=\"0\" y=\"16\" font-size=\"13\" font-weight=\"bold\">";
+  append_xml_escaped(s, chart.title);
+  s += "</text>\n<g class=\"grid\" stroke=\"#dddddd\">\n";
+  std::string labels;
+  for (int i = 0; i <= 5; ++i) {
+    const double y = y_hi * i / 5;
+    s += "<line";
+    attr(s, "x1", chart_left);
+    attr(s, "y1", py(y));
+    attr(s, "x2", chart_left + pw);
+    attr(s, "y2", py(y));
+    s += "/>\n";
+    labels += "<text text-anchor=\"end\"";
+    attr(labels, "x", chart_left - 5);
+    attr(labels, "y", py(y) + 4);
+    labels += '>';
+    labels += tick_label(y);
+    labels += "</text>\n";
+  }
+  // x ticks at the data's values while they fit, else at even steps; then any label that would
+  // touch the one before it is left out, so no two overlap.
+  std::vector<double> x_ticks = xs;
+  if (x_ticks.size() > 12) {
+    x_ticks.clear();
+    for (int i = 0; i <= 6; ++i) {
+      const double v = x_lo + (x_hi - x_lo) * i / 6;
+      x_ticks.push_back(log_x ? std::exp2(v) : v);
+    }
+  }
+  double last_right = -1e300;
+  for (const double x : x_ticks) {
+    const std::string text = tick_label(x);
+    const double half = text_width(text, 11) / 2;
+    if (px(x) - half < last_right + 6) continue;
+    last_right = px(x) + half;
+    s += "<line";
+    attr(s, "x1", px(x));
+    attr(s, "y1", chart_top);
+    attr(s, "x2", px(x));
+    attr(s, "y2", chart_top + ph);
+    s += "/>\n";
+    labels += "<text class=\"x-tick\" text-anchor=\"middle\"";
+    attr(labels, "x", px(x));
+    attr(labels, "y", chart_top + ph + 15);
+    labels += '>';
+    labels += text;
+    labels += "</text>\n";
+  }
+  s += "</g>\n<g class=\"axis\" stroke=\"#555555\">\n<line";
+  attr(s, "x1", chart_left);
+  attr(s, "y1", chart_top + ph);
+  attr(s, "x2", chart_left + pw);
+  attr(s, "y2", chart_top + ph);
+  s += "/>\n<line";
+  attr(s, "x1", chart_left);
+  attr(s, "y1", chart_top);
+  attr(s, "x2", chart_left);
+  attr(s, "y2", chart_top + ph);
+  s += "/>\n</g>\n<g class=\"tick-labels\" fill=\"#333333\">\n";
+  s += labels;
+  s += "</g>\n<text text-anchor=\"middle\"";
+  attr(s, "x", chart_left + pw / 2);
+  attr(s, "y", chart_top + ph + 34);
+  s += '>';
+  append_xml_escaped(s, chart.x_label + (log_x ? " (log scale)" : ""));
+  s += "</text>\n<text text-anchor=\"middle\"";
+  attr(s, "transform", fmt::format("translate(14,{}) rotate(-90)", num(chart_top + ph / 2)));
+  s += '>';
+  append_xml_escaped(s, chart.y_label);
+  s += "</text>\n";
+  double legend_height = 0;
+  const auto at = legend_layout(chart, chart_top + ph + chart_axis_h + 4, legend_height);
+  for (std::size_t k = 0; k < chart.series.size(); ++k) {
+    const LineSeries& se = chart.series[k];
+    const SeriesStyle style = series_style(k);
+    std::string points;
+    std::string dots;
+    std::size_t drawn = 0;
+    for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
+      if (!usable(se.x[i], se.y[i])) continue;
+      ++drawn;
+      if (!points.empty()) points += ' ';
+      append_num(points, px(se.x[i]));
+      points += ',';
+      append_num(points, py(se.y[i]));
+      dots += "<circle";
+      attr(dots, "cx", px(se.x[i]));
+      attr(dots, "cy", py(se.y[i]));
+      dots += " r=\"3\"";
+      attr(dots, "fill", style.colour);
+      dots += "><title>";
+      append_xml_escaped(dots, i < se.tips.size()
+                                   ? se.tips[i]
+                                   : fmt::format("{}: ({}, {})", se.name, tick_label(se.x[i]),
+                                                 tick_label(se.y[i])));
+      dots += "</title></circle>\n";
+    }
+    s += "<g class=\"series\"";
+    attr(s, "data-series", se.name);
+    s += ">\n";
+    const auto stroke = [&](std::string& out) {
+      out += " fill=\"none\" stroke-width=\"1.8\"";
+      attr(out, "stroke", style.colour);
+      if (!style.dash.empty()) attr(out, "stroke-dasharray", style.dash);
+    };
+    if (drawn >= 2) {
+      s += "<polyline";
+      stroke(s);
+      attr(s, "points", points);
+      s += "/>\n";
+    }
+    s += dots;
+    // The legend entry: a short stretch of the line in its dash, then the name.
+    s += "<line class=\"swatch\"";
+    attr(s, "x1", at[k].x);
+    attr(s, "y1", at[k].y + 6);
+    attr(s, "x2", at[k].x + 24);
+    attr(s, "y2", at[k].y + 6);
+    stroke(s);
+    s += "/>\n<text";
+    attr(s, "x", at[k].x + 30);
+    attr(s, "y", at[k].y + 10);
+    s += '>';
+    append_xml_escaped(s, se.name);
+    s += "</text>\n</g>\n";
+  }
+  height = chart_top + ph + chart_axis_h + 4 + legend_height;
+  return s;
+}
 
 } // namespace
 
@@ -419,189 +644,105 @@ std::string xml_escaped(std::string_view s) {
 
 std::string task_fill(Kind kind, int chunk, int chunks) {
   const Rgb base = kind_rgb(kind);
-  const double t = chunks > 1 ? 0.5 * std::clamp(chunk, 0, chunks - 1) / (chunks - 1) : 0.0;
-  const auto mix = [t](int v) { return static_cast<int>(std::lround(v + (255 - v) * t)); };
+  // Toward black (< 0) or white (> 0) by that share: the chunk's shade.
+  constexpr std::array<double, 4> shades = {0.0, -0.45, 0.35, -0.25};
+  const double t = chunks > 1 ? shades[static_cast<std::size_t>(std::max(0, chunk) % 4)] : 0.0;
+  const auto mix = [t](int v) {
+    return static_cast<int>(std::lround(t >= 0 ? v + (255 - v) * t : v * (1 + t)));
+  };
   return fmt::format("#{:02x}{:02x}{:02x}", mix(base.r), mix(base.g), mix(base.b));
 }
 
-void write_timeline_svg(std::ostream& out, const Run& run, const TimelineSvgOptions& options) {
-  TimelineSvg(run, options).write(out);
+SeriesStyle series_style(std::size_t k) {
+  return {series_colours[k % series_colours.size()],
+          series_dashes[(k + k / series_colours.size()) % series_dashes.size()]};
 }
 
-void write_bar_chart_svg(std::ostream& out, std::string_view title, std::span<const Bar> bars,
-                         double max_value) {
-  constexpr double w = 520, label = 150, text_w = 110, bar_h = 18, gap = 6, head = 24;
-  const double plot = w - label - text_w;
-  double most = max_value;
-  for (const Bar& b : bars)
-    if (std::isfinite(b.value)) most = std::max(most, b.value);
-  if (!(most > 0)) most = 1;
-  const double h = head + static_cast<double>(bars.size()) * (bar_h + gap) + 4;
-  std::string s = open_chart("bars", w, h, title, 14);
-  for (std::size_t i = 0; i < bars.size(); ++i) {
-    const Bar& b = bars[i];
-    const double y = head + static_cast<double>(i) * (bar_h + gap);
-    const double len = std::isfinite(b.value) ? std::max(0.0, b.value) / most * plot : 0;
-    s += "<text";
-    attr(s, "x", label - 6);
-    attr(s, "y", y + 13);
-    s += " text-anchor=\"end\">";
-    append_xml_escaped(s, b.label);
-    s += "</text>\n<rect class=\"bar\"";
-    attr(s, "x", label);
-    attr(s, "y", y);
-    attr(s, "width", std::max(len, 0.5));
-    attr(s, "height", bar_h);
-    attr(s, "fill", series_colours[i % series_colours.size()]);
-    s += "><title>";
-    append_xml_escaped(s, b.label + ": " + b.text);
-    s += "</title></rect>\n<text";
-    attr(s, "x", label + len + 5);
-    attr(s, "y", y + 13);
-    s += '>';
-    append_xml_escaped(s, b.text);
-    s += "</text>\n";
+void write_timeline_svg(std::ostream& out, const Run& run, const TimelineSvgOptions& options) {
+  TimelineSvg tl(run, options);
+  std::string s;
+  open_svg(s, "timeline", tl.total_width(), tl.height());
+  attr(s, "data-schedule", run.schedule.name);
+  attr(s, "data-tasks", fmt::format("{}", run.timeline.runs.size()));
+  attr(s, "data-aggregated", tl.aggregated() ? "true" : "false");
+  attr(s, "role", "img");
+  attr(s, "aria-label", fmt::format("timeline of {}", run.schedule.name));
+  s += " font-family=\"sans-serif\" font-size=\"10\">\n";
+  s += idle_defs;
+  tl.write_body(s, 0);
+  s += "</svg>\n";
+  out.write(s.data(), static_cast<std::streamsize>(s.size()));
+}
+
+void write_timelines_picture(std::ostream& out, std::span<const Run> runs,
+                             const TimelineSvgOptions& options) {
+  TimelineSvgOptions o = options;
+  for (const Run& r : runs) o.time_span = std::max(o.time_span, r.metrics.makespan);
+  std::string body;
+  double y = 0;
+  double width = 0;
+  for (const Run& r : runs) {
+    TimelineSvg tl(r, o);
+    width = std::max(width, tl.total_width());
+    const Metrics& m = r.metrics;
+    const int iterations = std::max(1, r.iterations.options.count);
+    body += "<text class=\"run-title\" x=\"4\"";
+    attr(body, "y", y + 15);
+    body += " font-size=\"13\"><tspan font-weight=\"bold\">";
+    append_xml_escaped(body, r.schedule.name);
+    body += "</tspan>";
+    append_xml_escaped(body, fmt::format("  p={} m={} v={}{}: cost {} ms, bubble rate {}, peak {} M_B",
+                                         r.schedule.devices, r.schedule.microbatches / iterations,
+                                         r.schedule.chunks(),
+                                         iterations > 1 ? fmt::format(" x{} iterations", iterations) : "",
+                                         human_ms(m.cost), percent_text(m.bubble_rate),
+                                         human_number(m.peak_memory)));
+    body += "</text>\n";
+    tl.write_body(body, y + title_h - top);
+    y += title_h - top + tl.height();
   }
+  if (width == 0) width = label_w + std::max(1, o.width) + pad_right;
+  legend(body, runs, y, width);
+  y += legend_h;
+  std::string s;
+  open_svg(s, "timelines", width, y);
+  s += " font-family=\"sans-serif\" font-size=\"10\">\n";
+  s += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  s += idle_defs;
+  s += body;
+  s += "</svg>\n";
+  out.write(s.data(), static_cast<std::streamsize>(s.size()));
+}
+
+void write_line_chart_svg(std::ostream& out, const LineChart& chart) {
+  double h = 0;
+  const std::string body = line_chart_body(chart, h);
+  std::string s;
+  open_svg(s, "chart lines", chart_w, h);
+  s += " font-family=\"sans-serif\" font-size=\"11\">\n";
+  s += body;
   s += "</svg>\n";
   out << s;
 }
 
-void write_line_chart_svg(std::ostream& out, const LineChart& chart) {
-  constexpr double w = 620, h = 340, left = 58, right = 170, top_m = 30, bottom = 44;
-  const double pw = w - left - right, ph = h - top_m - bottom;
-  const bool log_x = chart.log_x;
-  const auto xv = [log_x](double x) { return log_x ? std::log2(x) : x; };
-  std::vector<double> xs;
-  double ymax = 0;
-  for (const LineSeries& se : chart.series)
-    for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
-      if (!std::isfinite(se.x[i]) || !std::isfinite(se.y[i]) || (log_x && !(se.x[i] > 0)))
-        continue;
-      xs.push_back(se.x[i]);
-      ymax = std::max(ymax, se.y[i]);
-    }
-  std::sort(xs.begin(), xs.end());
-  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
-  double x_lo = xs.empty() ? 0 : xv(xs.front());
-  double x_hi = xs.empty() ? 1 : xv(xs.back());
-  if (chart.x_from_zero && !log_x) x_lo = std::min(x_lo, 0.0);
-  if (x_hi <= x_lo) {
-    x_lo -= 1;
-    x_hi += 1;
+void write_line_charts_picture(std::ostream& out, std::span<const LineChart> charts) {
+  std::string body;
+  double y = 8;
+  for (const LineChart& c : charts) {
+    double h = 0;
+    const std::string chart = line_chart_body(c, h);
+    body += "<g class=\"chart lines\"";
+    attr(body, "transform", fmt::format("translate(8,{})", num(y)));
+    body += ">\n";
+    body += chart;
+    body += "</g>\n";
+    y += h + 16;
   }
-  const double y_hi = nice_ceiling(ymax);
-  const auto px = [&](double x) { return left + (xv(x) - x_lo) / (x_hi - x_lo) * pw; };
-  const auto py = [&](double y) { return top_m + ph - y / y_hi * ph; };
-
-  std::string s = open_chart("lines", w, h, chart.title, 16);
-  s += "<g class=\"grid\" stroke=\"#dddddd\">\n";
-  std::string labels;
-  for (int i = 0; i <= 5; ++i) {
-    const double y = y_hi * i / 5;
-    s += "<line";
-    attr(s, "x1", left);
-    attr(s, "y1", py(y));
-    attr(s, "x2", left + pw);
-    attr(s, "y2", py(y));
-    s += "/>\n";
-    labels += "<text text-anchor=\"end\"";
-    attr(labels, "x", left - 5);
-    attr(labels, "y", py(y) + 4);
-    labels += '>';
-    labels += tick_label(y);
-    labels += "</text>\n";
-  }
-  std::vector<double> x_ticks = xs;
-  if (x_ticks.size() > 10) {
-    x_ticks.clear();
-    for (int i = 0; i <= 5; ++i) {
-      const double v = x_lo + (x_hi - x_lo) * i / 5;
-      x_ticks.push_back(log_x ? std::exp2(v) : v);
-    }
-  }
-  for (const double x : x_ticks) {
-    s += "<line";
-    attr(s, "x1", px(x));
-    attr(s, "y1", top_m);
-    attr(s, "x2", px(x));
-    attr(s, "y2", top_m + ph);
-    s += "/>\n";
-    labels += "<text text-anchor=\"middle\"";
-    attr(labels, "x", px(x));
-    attr(labels, "y", top_m + ph + 15);
-    labels += '>';
-    labels += tick_label(x);
-    labels += "</text>\n";
-  }
-  s += "</g>\n<g class=\"axis\" stroke=\"#555555\">\n<line";
-  attr(s, "x1", left);
-  attr(s, "y1", top_m + ph);
-  attr(s, "x2", left + pw);
-  attr(s, "y2", top_m + ph);
-  s += "/>\n<line";
-  attr(s, "x1", left);
-  attr(s, "y1", top_m);
-  attr(s, "x2", left);
-  attr(s, "y2", top_m + ph);
-  s += "/>\n</g>\n<g class=\"tick-labels\" fill=\"#333333\">\n";
-  s += labels;
-  s += "</g>\n<text text-anchor=\"middle\"";
-  attr(s, "x", left + pw / 2);
-  attr(s, "y", h - 8);
-  s += '>';
-  append_xml_escaped(s, chart.x_label + (log_x ? " (log scale)" : ""));
-  s += "</text>\n<text text-anchor=\"middle\"";
-  attr(s, "transform", fmt::format("translate(14,{}) rotate(-90)", num(top_m + ph / 2)));
-  s += '>';
-  append_xml_escaped(s, chart.y_label);
-  s += "</text>\n";
-  for (std::size_t k = 0; k < chart.series.size(); ++k) {
-    const LineSeries& se = chart.series[k];
-    const std::string_view colour = series_colours[k % series_colours.size()];
-    std::string points;
-    std::string dots;
-    for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
-      if (!std::isfinite(se.x[i]) || !std::isfinite(se.y[i]) || (log_x && !(se.x[i] > 0)))
-        continue;
-      if (!points.empty()) points += ' ';
-      append_num(points, px(se.x[i]));
-      points += ',';
-      append_num(points, py(se.y[i]));
-      dots += "<circle";
-      attr(dots, "cx", px(se.x[i]));
-      attr(dots, "cy", py(se.y[i]));
-      dots += " r=\"3\"";
-      attr(dots, "fill", colour);
-      dots += "><title>";
-      append_xml_escaped(dots, i < se.tips.size()
-                                   ? se.tips[i]
-                                   : fmt::format("{}: ({}, {})", se.name, tick_label(se.x[i]),
-                                                 tick_label(se.y[i])));
-      dots += "</title></circle>\n";
-    }
-    s += "<g class=\"series\"";
-    attr(s, "data-series", se.name);
-    s += ">\n";
-    if (!points.empty()) {
-      s += "<polyline fill=\"none\" stroke-width=\"1.5\"";
-      attr(s, "stroke", colour);
-      attr(s, "points", points);
-      s += "/>\n";
-    }
-    s += dots;
-    const double ly = top_m + 4 + static_cast<double>(k) * 16;
-    s += "<rect";
-    attr(s, "x", w - right + 12);
-    attr(s, "y", ly);
-    s += " width=\"10\" height=\"10\"";
-    attr(s, "fill", colour);
-    s += "/>\n<text";
-    attr(s, "x", w - right + 27);
-    attr(s, "y", ly + 9);
-    s += '>';
-    append_xml_escaped(s, se.name);
-    s += "</text>\n</g>\n";
-  }
+  std::string s;
+  open_svg(s, "charts", chart_w + 16, y);
+  s += " font-family=\"sans-serif\" font-size=\"11\">\n";
+  s += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  s += body;
   s += "</svg>\n";
   out << s;
 }

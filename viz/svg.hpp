@@ -1,5 +1,5 @@
-// Inline SVG pictures: the timeline of a run (one row per device, one rectangle per task), and the
-// small bar and line charts of the HTML reports.
+// SVG pictures: the timeline of a run (one row per device, one rectangle per task), the
+// standalone pictures of `--svg`, and the line charts of sweeps.
 #pragma once
 
 #include "sim/run.hpp"
@@ -17,9 +17,19 @@ namespace ppsim {
 void append_xml_escaped(std::string& out, std::string_view s);
 [[nodiscard]] std::string xml_escaped(std::string_view s);
 
-/// The colour of a task kind (`#4e79a7` for F, ...), lightened for later chunks of a device:
-/// chunk 0 is the full colour, the last chunk is half-way to white.
+/// The colour of a task kind (`#4e79a7` for F, ...). With several chunks per device each chunk
+/// gets its own shade of it: chunk 0 the colour itself, chunk 1 a dark shade, chunk 2 a light
+/// one, chunk 3 a deep one (then again), all saturated, so that no task looks like idle (which
+/// is hatched grey).
 [[nodiscard]] std::string task_fill(Kind kind, int chunk, int chunks);
+
+/// The style of series k of a chart: one of ten colours and one of four dash patterns, chosen so
+/// that the first 40 series differ and neighbouring series differ in both.
+struct SeriesStyle {
+  std::string_view colour;
+  std::string_view dash;  ///< stroke-dasharray; "" = solid
+};
+[[nodiscard]] SeriesStyle series_style(std::size_t k);
 
 struct TimelineSvgOptions {
   /// Pixels that `time_span` covers. Every timeline of one report uses the same width and span,
@@ -35,23 +45,19 @@ struct TimelineSvgOptions {
 /// The timeline as a standalone `<svg>` element: per device a row of `rect.task` (one per task,
 /// class `task <kind> c<chunk>`, filled by task_fill, the micro-batch number inside when it
 /// fits, a `<title>` tooltip with device, stage, chunk, micro-batch, start and duration) and
-/// `rect.idle` gaps inside the device's span; a time axis in ms below.
+/// hatched `rect.idle` gaps inside the device's span; a time axis in ms below.
 ///
 ///   std::ostringstream svg;
 ///   write_timeline_svg(svg, run_schedule(make_schedule("zb-h1", {4, 8}), parse_costs("F=1")));
 void write_timeline_svg(std::ostream& out, const Run& run, const TimelineSvgOptions& options = {});
 
-/// One bar of a bar chart: its label, its length, and the text printed after it.
-struct Bar {
-  std::string label;
-  double value{0};
-  std::string text;
-};
-
-/// A horizontal bar chart (`svg.chart.bars`), bars scaled to the largest value (or `max_value`
-/// when it is larger, e.g. 1 for rates).
-void write_bar_chart_svg(std::ostream& out, std::string_view title, std::span<const Bar> bars,
-                         double max_value = 0);
+/// `--svg` of simulate and compare: one picture for a slide or a chat. Per run a title line
+/// (schedule, p, m, v, cost, bubble rate, peak memory) over its timeline, all on one time scale,
+/// and a legend of the kinds and chunks drawn and of idle.
+///
+///   write_file_atomically("zb.svg", [&](std::ostream& f) { write_timelines_picture(f, runs); });
+void write_timelines_picture(std::ostream& out, std::span<const Run> runs,
+                             const TimelineSvgOptions& options = {});
 
 /// One curve of a line chart; `tips` (optional, one per point) become the points' tooltips.
 struct LineSeries {
@@ -70,8 +76,13 @@ struct LineChart {
   std::vector<LineSeries> series;
 };
 
-/// A line chart (`svg.chart.lines`): axes with ticks, one polyline and its points per series, a
-/// legend. Series without points are listed in the legend only.
+/// A line chart (`svg.chart.lines`): axes with ticks whose labels never overlap, one polyline
+/// and its points per series in series_style(k), and a legend below the plot that wraps to the
+/// chart's width (the chart grows to hold it). Series without points are listed in the legend
+/// only.
 void write_line_chart_svg(std::ostream& out, const LineChart& chart);
+
+/// Several line charts as one standalone picture, one above the other (`sweep --svg`).
+void write_line_charts_picture(std::ostream& out, std::span<const LineChart> charts);
 
 } // namespace ppsim

@@ -1,12 +1,14 @@
-// The writers of `ppsim sweep`'s points (run/sweep.hpp): text table, CSV, JSON, and HTML with
-// bubble-vs-m and bubble-vs-memory curves.
+// The writers of `ppsim sweep`'s points (run/sweep.hpp): text table, CSV, JSON, the HTML page
+// and the SVG picture of the bubble-vs-m and bubble-vs-memory curves.
 #pragma once
 
 #include "run/sweep.hpp"
+#include "viz/svg.hpp"
 
 #include <iosfwd>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim {
@@ -24,11 +26,24 @@ void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points);
 /// `{"schema": "ppsim.sweep/1", "points": [...]}`.
 [[nodiscard]] std::string sweep_json(std::span<const SweepPoint> points);
 
-/// A self-contained HTML page: bubble rate against m (one curve per schedule, p, v and memory
-/// limit), bubble rate against peak memory (one curve per schedule, p, v and m: its points are the
-/// memory limits), and the table of all
-/// points including those that did not run. `costs` names where the costs came from.
+/// The two charts of a sweep: bubble rate against m (one curve per schedule, p, v and memory
+/// limit) and bubble rate against peak memory (one curve per schedule, p, v and m: its points are
+/// the memory limits), series in the order the points first name them.
+[[nodiscard]] std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points);
+
+/// `{"schema": "ppsim.sweep-report/1", "costs", "charts": [{"title", "x_label", "y_label",
+/// "log_x", "x_from_zero", "series": [{"name", "colour", "dash", "points": [[x, y, tip]]}]}]}`:
+/// what the sweep page's script draws (series_style per series). Safe inside <script>.
+[[nodiscard]] std::string sweep_data_json(std::span<const SweepPoint> points,
+                                          std::string_view costs);
+
+/// A self-contained HTML page: the two charts (drawn by the script, a legend whose entries
+/// toggle their series) and the table of all points including those that did not run
+/// (sortable). `costs` names where the costs came from.
 void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
                       const std::string& costs);
+
+/// `sweep --svg`: the two charts as one standalone picture.
+void write_sweep_svg(std::ostream& out, std::span<const SweepPoint> points);
 
 } // namespace ppsim

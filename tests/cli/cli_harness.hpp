@@ -2,6 +2,10 @@
 #pragma once
 
 #include "cli/cli.hpp"
+#include "tests/viz/trace_rules.hpp"
+
+#include <catch2/catch.hpp>
+#include <exception>
 
 #include <atomic>
 #include <cstddef>
@@ -39,7 +43,10 @@ public:
     std::filesystem::remove_all(path_, ec);  // a leftover of an earlier process with this pid
     std::filesystem::create_directories(path_);
   }
+  /// Before the directory goes, every Chrome trace a test wrote in it is checked against the
+  /// rules of every trace (tests/viz/trace_rules.hpp).
   ~TempDir() {
+    if (std::uncaught_exceptions() == 0) check_traces();
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
@@ -62,6 +69,26 @@ public:
   }
 
 private:
+  void check_traces() const noexcept {
+    try {
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(path_, ec)) {
+        if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
+        std::ifstream in(entry.path(), std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (text.find("\"traceEvents\"") == std::string::npos) continue;
+        const auto doc = nlohmann::json::parse(text, nullptr, false);
+        if (doc.is_discarded()) continue;  // not ours to judge: a test's deliberately bad file
+        const auto violations = trace_rule_violations(doc);
+        const std::string file = entry.path().filename().string();
+        CAPTURE(file, violations);
+        CHECK(violations.empty());
+      }
+    } catch (...) {
+      FAIL_CHECK("the traces of a scratch directory could not be checked");
+    }
+  }
+
   static std::filesystem::path make_name(const std::string& prefix) {
     static std::atomic<int> counter{0};
     return std::filesystem::temp_directory_path() /

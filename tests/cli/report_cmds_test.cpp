@@ -1,4 +1,4 @@
-// Tests of `ppsim sweep`, `ppsim check` and `compare --html` through run_cli, and of the
+// Tests of `ppsim sweep`, `ppsim check`, `compare --html` and `--svg` through run_cli, and of the
 // committed baselines (every schedule covered, all passing, the known answers in them).
 #include "schedules/registry.hpp"
 #include "io/baseline_file.hpp"
@@ -49,16 +49,16 @@ TEST_CASE("sweep prints CSV for every grid point and keeps the ones that cannot 
   const auto lines = lines_of(r.out);
   REQUIRE(lines.size() == 1 + 2 * 3 * 2);
   CHECK(lines[0].rfind("schedule,p,m,v,mem_limit,status,", 0) == 0);
-  CHECK(lines[1].rfind("1f1b,4,4,0,1p,ok,1,32,", 0) == 0);
+  CHECK(lines[1].rfind("1f1b,4,4,1,1p,ok,32,", 0) == 0);
   // zb-h2 at m = 4 < 2p: rejected by the generator, with its reason, not dropped.
-  CHECK(lines[7] == "zb-h2,4,4,0,1p,rejected,,,,,,,,,\"zb-h2: needs microbatches >= 2*devices "
+  CHECK(lines[7] == "zb-h2,4,4,,1p,rejected,,,,,,,,\"zb-h2: needs microbatches >= 2*devices "
                     "(got microbatches=4, devices=4)\",");
   // zb-h2 at m = 8 needs (2p-1) M_B = 7 > 1p = 4: infeasible, and 7 is the least that works.
-  CHECK(lines[8].rfind("zb-h2,4,8,0,1p,infeasible,", 0) == 0);
+  CHECK(lines[8].rfind("zb-h2,4,8,,1p,infeasible,", 0) == 0);
   CHECK_THAT(lines[8], Catch::Contains("device 0 peaks at 7 M_B"));
   CHECK(lines[8].ends_with("(4 M_B)\",7"));
   // ... and runs under 2p: zero bubble.
-  CHECK(lines[11].rfind("zb-h2,4,8,0,2p,ok,1,96,27,24,24,0,0,7,", 0) == 0);
+  CHECK(lines[11].rfind("zb-h2,4,8,1,2p,ok,96,27,24,24,0,0,7,", 0) == 0);
 }
 
 TEST_CASE("sweep writes JSON, a table and an HTML page, and rejects bad axes", "[cli][sweep]") {
@@ -85,9 +85,32 @@ TEST_CASE("compare --html writes the report atomically", "[cli][html]") {
                       dir / "report.html"});
   REQUIRE(r.code == 0);
   const std::string html = slurp(dir / "report.html");
-  CHECK_THAT(html, Catch::Contains("<h3 class=\"schedule-name\">zb-h1</h3>"));
+  CHECK_THAT(html, Catch::Contains("<td class=\"name\">zb-h1</td>"));
+  CHECK_THAT(html, Catch::Contains("{\"name\":\"zb-h1\",\"devices\":4,"));
   CHECK(fs::directory_iterator(dir.path()) != fs::directory_iterator());
   CHECK(dir.entries() == 1);  // no temporary left behind
+}
+
+TEST_CASE("simulate, compare and sweep write one standalone picture with --svg", "[cli][svg]") {
+  TempDir dir("report-test");
+  const auto s = cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--svg", dir / "one.svg"});
+  REQUIRE(s.code == 0);
+  const std::string one = slurp(dir / "one.svg");
+  CHECK(one.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timelines\"", 0) == 0);
+  CHECK(count(one, "<rect class=\"task ") == 96);
+  const auto c = cli({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--svg",
+                      dir / "all.svg", "--mem-limit", "1p"});
+  REQUIRE(c.code == 0);  // zb-h2 does not fit: the picture holds the two that ran
+  const std::string all = slurp(dir / "all.svg");
+  CHECK(count(all, "<rect class=\"task ") == 64 + 96);
+  CHECK(count(all, "class=\"run-title\"") == 2);
+  const auto w = cli({"sweep", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8,16", "--svg",
+                      dir / "sweep.svg"});
+  REQUIRE(w.code == 0);
+  const std::string sweep = slurp(dir / "sweep.svg");
+  CHECK(count(sweep, "class=\"chart lines\"") == 2);
+  CHECK(count(sweep, "data-series=\"1f1b p=4\"") == 1);
+  CHECK(dir.entries() == 3);  // no temporaries left behind
 }
 
 TEST_CASE("check passes on an approved baseline and --update round-trips", "[cli][check]") {
@@ -238,4 +261,50 @@ TEST_CASE("the committed known-answer baseline holds DESIGN.md's costs", "[cli][
     ++found;
   }
   CHECK(found == known.size());
+}
+
+TEST_CASE("check --init creates a starter baseline that then passes", "[cli][check]") {
+  TempDir dir("check-init");
+  const std::string file = dir / "ci.json";
+  const auto made = cli({"check", "--init", "--baseline", file});
+  REQUIRE(made.code == 0);
+  CHECK_THAT(made.out, Catch::Contains("created ") && Catch::Contains("9 cases"));
+  const Baseline b = load_baseline_file(file, true);
+  REQUIRE(b.cases.size() == 9);
+  CHECK(b.cases[0].name == "1f1b p=4 m=8 costs=F=2,B=2,W=2");
+  CHECK(b.cases[0].expected[1] == std::pair<std::string, double>{"cost_ms", 66});
+  CHECK(cli({"check", "--baseline", file}).code == 0);
+  // --init never overwrites
+  const auto again = cli({"check", "--init", "--baseline", file});
+  CHECK(again.code == 3);
+  CHECK_THAT(again.err, Catch::Contains("already exists"));
+}
+
+TEST_CASE("check --update --case creates a missing baseline from the command line",
+          "[cli][check]") {
+  TempDir dir("check-case");
+  const std::string file = dir / "mine.json";
+  const auto made = cli({"check", "--update", "--baseline", file, "--case",
+                         "-s zb-h1 -p 4 -m 8 --costs F=1,B=1,W=1", "--case",
+                         "-s zb-v -p 4 -m 8 --mem-limit 2p --name v"});
+  REQUIRE(made.code == 0);
+  const Baseline b = load_baseline_file(file, true);
+  REQUIRE(b.cases.size() == 2);
+  CHECK(b.cases[1].name == "v");
+  CHECK(b.cases[1].mem_limit == "2p");
+  // without --update a missing baseline is an error, and so is a malformed case
+  CHECK(cli({"check", "--baseline", dir / "none.json", "--case", "-s 1f1b -p 2 -m 2"}).code == 3);
+  const auto bad = cli({"check", "--update", "--baseline", dir / "x.json", "--case", "-p 4"});
+  CHECK(bad.code == 3);
+  CHECK_THAT(bad.err, Catch::Contains("--case '-p 4'") && Catch::Contains("--schedule is required"));
+}
+
+TEST_CASE("check --json is one document with each metric's change", "[cli][check]") {
+  const auto r = cli({"check", "--baseline", source_path("data/baselines/known-answers.json"), "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "ppsim.check/1");
+  CHECK(j["regressions"] == 0);
+  CHECK(j["cases"].size() > 5);
+  CHECK(j["cases"][0]["metrics"][0]["change"] == "same");
 }

@@ -4,6 +4,7 @@
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -38,15 +39,16 @@ TEST_CASE("validate reports every violation with the marked grid and exits 4",
   CHECK_THAT(dup.err, Catch::StartsWith("ppsim: error: validate: ") &&
                           Catch::Contains("bad-duplicate.csv") &&
                           Catch::Contains("duplicate of 0F1") &&
-                          Catch::Contains("rank0: 0F0 0F1 0BW0 [0F1] 0BW1  <-- here"));
+                          Catch::Contains("rank0: 0F0 0F1 0B0 [0F1] 0B1  <-- here"));
 
   const auto missing = cli({"validate", fixture("bad-missing-task.csv")});
   CHECK(missing.code == 4);
-  CHECK_THAT(missing.err, Catch::Contains("missing 1B1") && Catch::Contains("missing 1W1"));
+  // the file's own vocabulary: its B is a full backward, I and W together
+  CHECK_THAT(missing.err, Catch::Contains("missing 1B1 (or 1I1 and 1W1) (device 1)"));
 
   const auto wb = cli({"validate", fixture("bad-w-before-b.csv")});
   CHECK(wb.code == 4);
-  CHECK_THAT(wb.err, Catch::Contains("0W0: runs before its prerequisite 0B0") &&
+  CHECK_THAT(wb.err, Catch::Contains("0W0: runs before its prerequisite 0I0") &&
                          Catch::Contains("<-- here"));
 
   const auto two = cli({"validate", fixture("bad-stage-two-ranks.csv")});
@@ -97,7 +99,9 @@ TEST_CASE("export writes JSON and CSV files that load back to the same schedule"
   const auto csv_path = dir / "zbh1.csv";
   CHECK(cli({"export", "-s", json_path, "--format", "pytorch-csv", "-o", csv_path}).code == 0);
   Schedule back = load_schedule_file(csv_path);
+  CHECK(back.notation == Notation::pytorch);  // its messages speak the file's vocabulary
   back.name = expected.name;
+  back.notation = expected.notation;
   CHECK(back == expected);
   CHECK(dir.entries() == 2);
 }
@@ -126,7 +130,7 @@ TEST_CASE("export errors leave no file behind", "[cli][schedule-io]") {
         2);
   CHECK(cli({"export", "-s", "1f1b", "-p", "4", "-m", "8", "-o", path}).code == 2);
   CHECK(cli({"export", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--format", "json"}).code == 3);
-  CHECK(cli({"export", "-s", "1f1b", "--format", "json"}).code == 3);
+  CHECK(cli({"export", "-s", "1f1b", "--format", "json"}).code == 2);  // no -p: usage
   CHECK(dir.entries() == 0);
 
   // Without -o, an error prints nothing to stdout.
@@ -134,4 +138,26 @@ TEST_CASE("export errors leave no file behind", "[cli][schedule-io]") {
       cli({"export", "-s", "dualpipe", "-p", "4", "-m", "8", "--format", "pytorch-csv"});
   CHECK(to_stdout.code == 3);
   CHECK(to_stdout.out.empty());
+}
+
+TEST_CASE("validate --json is one document, valid or not, with the exit code of the check",
+          "[cli]") {
+  const auto good = cli({"validate", "--json", fixture("1f1b-p4-m8.csv")});
+  CHECK(good.code == 0);
+  const auto g = nlohmann::json::parse(good.out);
+  CHECK(g["schema"] == "ppsim.validate/1");
+  CHECK(g["valid"] == true);
+  CHECK(g["tasks"] == 64);
+  const auto bad = cli({"validate", "--json", fixture("bad-missing-task.csv")});
+  CHECK(bad.code == 4);
+  const auto b = nlohmann::json::parse(bad.out);
+  CHECK(b["valid"] == false);
+  CHECK(b["violations_total"] == 1);
+  CHECK_THAT(b["violations"][0]["what"].get<std::string>(), Catch::Contains("missing 1B1"));
+}
+
+TEST_CASE("a --json output is alone on stdout: --ascii --json is refused as a usage error", "[cli]") {
+  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--ascii", "--json"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--json excludes --ascii") || Catch::Contains("--ascii excludes --json"));
 }

@@ -309,3 +309,106 @@ TEST_CASE("two GEMM threads run a large stage faster than one", "[.timing]") {
       run_calibration(parse_calibration_spec("dim=512,tokens=512,blocks=1,repeats=5,threads=2"));
   CHECK(two.stages[0].F_ms < 0.8 * one.stages[0].F_ms);
 }
+
+// ----------------------------------------------------------------------------------------------
+// The repeat rule, with made-up timings
+
+namespace {
+
+// n samples around `median`: a quiet kernel (every sample within ±1%).
+std::vector<double> quiet(double median, int n) {
+  std::vector<double> s;
+  for (int i = 0; i < n; ++i) s.push_back(median * (0.99 + 0.02 * i / std::max(1, n - 1)));
+  return s;
+}
+
+// n samples whose middle half spans ±`half` of the median (uniform over ±2·half).
+std::vector<double> noisy(double median, double half, int n) {
+  std::vector<double> s;
+  for (int i = 0; i < n; ++i)
+    s.push_back(median * (1 - 2 * half + 4 * half * i / std::max(1, n - 1)));
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("noise is the interquartile range over the median", "[model][calibrate]") {
+  CHECK(noise_of({}) == 0);
+  CHECK(noise_of({5}) == 0);
+  CHECK(noise_of({1, 2, 3, 4, 5}) == Approx((4.0 - 2.0) / 3.0));
+  CHECK(noise_of({10, 10, 10, 10, 50}) == 0);  // one outlier is not noise
+  CHECK(noise_of(noisy(2.0, 0.10, 41)) == Approx(0.20).epsilon(0.01));
+  CHECK(median_of({3, 1, 2}) == 2);
+  CHECK(median_of({4, 1, 2, 3}) == 2.5);
+}
+
+TEST_CASE("the repeat rule stops at once on quiet timings", "[model][calibrate]") {
+  const std::vector<std::vector<double>> q{quiet(1, 21), quiet(2, 21), quiet(1, 21), quiet(3, 21)};
+  const auto d = decide_repeats(q, {}, 500);
+  CHECK(d.verdict == RepeatDecision::Verdict::quiet);
+  CHECK(d.extra == 0);
+}
+
+TEST_CASE("the repeat rule asks for half as many again while a kind is noisy",
+          "[model][calibrate]") {
+  const std::vector<std::vector<double>> first{quiet(1, 20), noisy(2, 0.2, 20), quiet(1, 20),
+                                               quiet(3, 20)};
+  const auto d = decide_repeats(first, {}, 500);
+  CHECK(d.verdict == RepeatDecision::Verdict::more);
+  CHECK(d.extra == 10);
+  // Few samples: at least 5 more.
+  const std::vector<std::vector<double>> few{noisy(2, 0.2, 6)};
+  CHECK(decide_repeats(few, {}, 10).extra == 5);
+  // Fewer than min_judged samples are not judged: --repeats 3 never counts as noisy.
+  const std::vector<std::vector<double>> three{noisy(2, 0.3, 3)};
+  CHECK(decide_repeats(three, {}, 10).verdict == RepeatDecision::Verdict::quiet);
+}
+
+TEST_CASE("the repeat rule stops when every noisy median has settled", "[model][calibrate]") {
+  const std::vector<std::vector<double>> now{quiet(1, 30), noisy(2, 0.2, 30), quiet(1, 30),
+                                             quiet(3, 30)};
+  // B's median moved by 0.5% since the previous round: stable (the quiet kinds may move).
+  const auto settled = decide_repeats(now, {1.5, 2.01, 1, 3}, 900);
+  CHECK(settled.verdict == RepeatDecision::Verdict::stable);
+  // By 5%: not yet.
+  const auto moving = decide_repeats(now, {1, 2.1, 1, 3}, 900);
+  CHECK(moving.verdict == RepeatDecision::Verdict::more);
+  CHECK(moving.extra == 15);
+}
+
+TEST_CASE("the repeat rule stops at its time and sample caps", "[model][calibrate]") {
+  const RepeatRule rule;
+  const std::vector<std::vector<double>> now{noisy(2, 0.2, 40)};
+  CHECK(decide_repeats(now, {2.5}, rule.time_cap_ms).verdict == RepeatDecision::Verdict::capped);
+  CHECK(decide_repeats(now, {2.5}, rule.time_cap_ms - 1).verdict ==
+        RepeatDecision::Verdict::more);
+  const std::vector<std::vector<double>> full{noisy(2, 0.2, rule.max_samples)};
+  CHECK(decide_repeats(full, {2.5}, 0).verdict == RepeatDecision::Verdict::capped);
+  // Never past the sample cap.
+  const std::vector<std::vector<double>> near{noisy(2, 0.2, rule.max_samples - 3)};
+  CHECK(decide_repeats(near, {2.5}, 0).extra == 3);
+  // A stricter rule of one's own.
+  const RepeatRule strict{.noisy_spread = 0.5, .stable_change = 0.01, .time_cap_ms = 10,
+                          .max_samples = 100, .min_judged = 5};
+  CHECK(decide_repeats(now, {}, 0, strict).verdict == RepeatDecision::Verdict::quiet);
+}
+
+TEST_CASE("noisy kinds are warnings that state the threshold and whether the cap was hit",
+          "[model][calibrate]") {
+  BlockMeasurement m;
+  m.blocks = 2;
+  m.F.samples = m.B.samples = m.W.samples = m.BW.samples = 57;
+  m.B.noise = 0.12;
+  m.W.noise = 0.04;  // under the 5% threshold
+  m.extra_rounds = 3;
+  auto w = noise_warnings(m);
+  REQUIRE(w.size() == 1);
+  CHECK_THAT(w[0], Catch::Contains("timings are noisy: B of 2 blocks varies by 12% (interquartile "
+                            "range / median; threshold 5%) over 57 samples (3 extra rounds"));
+  m.capped = true;
+  w = noise_warnings(m);
+  REQUIRE(w.size() == 1);
+  CHECK_THAT(w[0], Catch::Contains("when the cap (10 s or 1001 samples) was reached"));
+  m.B.noise = 0.01;
+  CHECK(noise_warnings(m).empty());
+}

@@ -4,6 +4,7 @@
 
 #include "schedules/registry.hpp"
 #include "sim/metrics.hpp"
+#include "tests/viz/trace_rules.hpp"
 #include "tests/viz/viz_checks.hpp"
 #include "io/cost_file.hpp"
 
@@ -28,7 +29,14 @@ std::string trace_text(const Run& run) {
   return os.str();
 }
 
-json trace_json(const Run& run) { return json::parse(trace_text(run)); }
+// The trace parsed back, after checking that it keeps the rules of every trace.
+json trace_json(const Run& run) {
+  json trace = json::parse(trace_text(run));
+  const auto violations = trace_rule_violations(trace);
+  CAPTURE(violations);
+  CHECK(violations.empty());
+  return trace;
+}
 
 // The exact value a reader gets for `ticks` written as microseconds.
 double us(Ticks t) { return static_cast<double>(t) / 1000.0; }
@@ -37,6 +45,14 @@ std::vector<json> events_of(const json& trace, std::string_view ph) {
   std::vector<json> out;
   for (const json& e : trace.at("traceEvents"))
     if (e.at("ph") == ph) out.push_back(e);
+  return out;
+}
+
+// The slices of the tasks: every X event but the run's summary slice.
+std::vector<json> task_slices(const json& trace) {
+  std::vector<json> out;
+  for (const json& e : events_of(trace, "X"))
+    if (e.at("cat") != "summary") out.push_back(e);
   return out;
 }
 
@@ -72,19 +88,19 @@ TEST_CASE("the trace has one complete event per task at its exact time", "[viz]"
   // 1.000001 ms = 1000001 ns: microseconds with three decimals, written exactly.
   const Run run = make_run("zb-h1", 4, 8, "F=1.000001,B=1.5,W=0.7,comm=0.25");
   const std::string text = trace_text(run);
-  const json trace = json::parse(text);
-  CHECK(trace.at("displayTimeUnit") == "ms");
+  const json trace = trace_json(run);
+  CHECK_FALSE(trace.contains("displayTimeUnit"));
   CHECK(text.find("\"dur\":1000.001") != std::string::npos);
 
   std::map<std::pair<int, std::string>, const TaskRun*> by_task;
   for (const TaskRun& r : run.timeline.runs) by_task[{r.device, to_string(r.task)}] = &r;
   REQUIRE(by_task.size() == run.timeline.runs.size());
 
-  const auto xs = events_of(trace, "X");
+  const auto xs = task_slices(trace);
   REQUIRE(xs.size() == run.timeline.runs.size());
   std::set<std::pair<int, std::string>> seen;
   for (const json& e : xs) {
-    const std::pair<int, std::string> key{e.at("pid").get<int>(),
+    const std::pair<int, std::string> key{e.at("pid").get<int>() - 1,
                                           e.at("args").at("task").get<std::string>()};
     CAPTURE(key.first, key.second);
     REQUIRE(by_task.count(key) == 1);
@@ -108,7 +124,7 @@ TEST_CASE("task names carry the chunk when a device holds several, and FB names 
     const Run run = run_schedule(two_chunk_schedule(), parse_costs("F=1,B=1,W=1"));
     const json trace = trace_json(run);
     std::multiset<std::string> names;
-    for (const json& e : events_of(trace, "X")) {
+    for (const json& e : task_slices(trace)) {
       names.insert(e.at("name").get<std::string>());
       const int stage = e.at("args").at("stage");
       CHECK(e.at("args").at("chunk") == stage / 2);
@@ -126,7 +142,7 @@ TEST_CASE("task names carry the chunk when a device holds several, and FB names 
     const Run run = run_schedule(overlapped_schedule(), parse_costs("F=1,B=1,W=1"));
     const json trace = trace_json(run);
     int fb = 0;
-    for (const json& e : events_of(trace, "X")) {
+    for (const json& e : task_slices(trace)) {
       if (e.at("cat") != "FB") continue;
       ++fb;
       CHECK(e.at("name") == "F1+B0");
@@ -148,7 +164,7 @@ TEST_CASE("task names carry the chunk when a device holds several, and FB names 
   }
 }
 
-TEST_CASE("every device is a named process with one compute thread", "[viz]") {
+TEST_CASE("every device is a named process from pid 1 with one compute thread", "[viz]") {
   const Run run = make_run("1f1b", 4, 8, "F=1,B=1,W=1");
   const json trace = trace_json(run);
   std::map<std::string, std::map<int, json>> meta;
@@ -159,14 +175,19 @@ TEST_CASE("every device is a named process with one compute thread", "[viz]") {
   REQUIRE(meta.size() == 3);
   for (int d = 0; d < 4; ++d) {
     CAPTURE(d);
-    CHECK(meta.at("process_name").at(d).at("name") == "device " + std::to_string(d));
-    CHECK(meta.at("process_sort_index").at(d).at("sort_index") == d);
-    CHECK(meta.at("thread_name").at(d).at("name") == "compute");
+    CHECK(meta.at("process_name").at(d + 1).at("name") == "device " + std::to_string(d));
+    CHECK(meta.at("process_sort_index").at(d + 1).at("sort_index") == d);
+    CHECK(meta.at("thread_name").at(d + 1).at("name") == "compute");
   }
-  CHECK(meta.at("process_name").size() == 4);
+  // The run's own process, listed before the devices.
+  CHECK(meta.at("process_name").at(5).at("name") == "run");
+  CHECK(meta.at("process_sort_index").at(5).at("sort_index") == -1);
+  CHECK(meta.at("process_name").size() == 5);
+  CHECK(meta.at("process_name").count(0) == 0);
 }
 
-TEST_CASE("every message is one flow from the producer's end to the consumer's start", "[viz]") {
+TEST_CASE("every message is one flow from inside the producer's end to inside the consumer's start",
+          "[viz]") {
   const Run run = make_run("zb-h1", 4, 8, "F=1,B=1,W=1,comm=0.25");
   const json trace = trace_json(run);
   const auto& comms = run.timeline.comms;
@@ -186,10 +207,10 @@ TEST_CASE("every message is one flow from the producer's end to the consumer's s
     const CommEvent& c = comms[id];
     const TaskRun& from = run.timeline.runs[static_cast<std::size_t>(c.from)];
     const TaskRun& to = run.timeline.runs[static_cast<std::size_t>(c.to)];
-    CHECK(s.at("pid") == from.device);
-    CHECK(s.at("ts").get<double>() == us(from.end));
-    CHECK(f.at("pid") == to.device);
-    CHECK(f.at("ts").get<double>() == us(to.start));
+    CHECK(s.at("pid") == from.device + 1);
+    CHECK(s.at("ts").get<double>() == us(from.end - 1));
+    CHECK(f.at("pid") == to.device + 1);
+    CHECK(f.at("ts").get<double>() == us(to.start + 1));
     CHECK(f.at("bp") == "e");
     CHECK(s.at("cat") == "comm");
     CHECK(f.at("cat") == "comm");
@@ -200,37 +221,89 @@ TEST_CASE("every message is one flow from the producer's end to the consumer's s
   }
 }
 
-TEST_CASE("within a device, a flow start precedes the next slice and a flow end follows its own",
-          "[viz]") {
-  // comm = 0: a message leaves exactly when the next task of the sender starts.
+TEST_CASE("each flow binds to its own slices even where the neighbours touch them", "[viz]") {
+  // comm = 0: a message leaves exactly when the next task of the sender starts, and the
+  // consumer starts exactly when the task before it ends.
   const Run run = make_run("1f1b", 4, 4, "F=1,B=1,W=1,comm=0");
   const json trace = trace_json(run);
-  const json& evs = trace.at("traceEvents");
-  std::map<int, double> last_ts;
-  for (std::size_t i = 0; i < evs.size(); ++i) {
-    const json& e = evs[i];
-    if (e.at("ph") == "M") continue;
-    const int pid = e.at("pid");
-    const double ts = e.at("ts");
-    CHECK(ts >= last_ts[pid]);  // time order per device
-    last_ts[pid] = ts;
-    if (e.at("ph") == "f") {
-      // The slice just before on this device (skipping counters) starts at the flow's time.
-      std::size_t j = i;
-      while (j > 0 && (evs[j - 1].at("ph") == "C" || evs[j - 1].at("ph") == "f")) --j;
-      REQUIRE(j > 0);
-      CHECK(evs[j - 1].at("ph") == "X");
-      CHECK(evs[j - 1].at("pid") == pid);
-      CHECK(evs[j - 1].at("ts").get<double>() == ts);
-    }
-    if (e.at("ph") == "s") {
-      // No slice of this device starting at this time was written before the flow start.
-      for (std::size_t j = 0; j < i; ++j) {
-        const json& x = evs[j];
-        if (x.at("ph") == "X" && x.at("pid") == pid) CHECK(x.at("ts").get<double>() < ts);
-      }
-    }
+  std::map<int, std::vector<const TaskRun*>> by_device;
+  for (const TaskRun& r : run.timeline.runs) by_device[r.device].push_back(&r);
+  // The tasks of `device` whose slice holds `us_ts` (closed interval).
+  const auto holding = [&](int device, double ts) {
+    std::vector<const TaskRun*> out;
+    for (const TaskRun* r : by_device[device])
+      if (us(r->start) <= ts && ts <= us(r->end)) out.push_back(r);
+    return out;
+  };
+  int touching = 0;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "s" && e.at("ph") != "f") continue;
+    const CommEvent& c = run.timeline.comms[e.at("id").get<std::size_t>()];
+    const TaskRun& own = run.timeline.runs[static_cast<std::size_t>(e.at("ph") == "s" ? c.from : c.to)];
+    const auto held = holding(e.at("pid").get<int>() - 1, e.at("ts").get<double>());
+    REQUIRE(held.size() == 1);
+    CHECK(held.front() == &own);
+    // The neighbour that ends or starts at the producer's end or the consumer's start exists.
+    const Ticks edge = e.at("ph") == "s" ? own.end : own.start;
+    for (const TaskRun* r : by_device[own.device])
+      if (r != &own && (r->start == edge || r->end == edge)) ++touching;
   }
+  CHECK(touching > 0);  // the case this test is about occurs
+}
+
+TEST_CASE("a producer shorter than 2 ns keeps its flow at its edge, ordered before the next slice",
+          "[viz]") {
+  // F = 1 ns: no point strictly inside; the flow start is at the end, written before the slice
+  // that starts then, and the rules accept the edge of a slice that short.
+  const Run run = make_run("1f1b", 2, 2, "F=0.000001,B=1,W=1,comm=0");
+  const json trace = trace_json(run);
+  const json& evs = trace.at("traceEvents");
+  int checked = 0;
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    if (evs[i].at("ph") != "s") continue;
+    const CommEvent& c = run.timeline.comms[evs[i].at("id").get<std::size_t>()];
+    const TaskRun& from = run.timeline.runs[static_cast<std::size_t>(c.from)];
+    if (from.task.kind != Kind::F) continue;
+    CHECK(evs[i].at("ts").get<double>() == us(from.end));
+    for (std::size_t j = 0; j < i; ++j) {
+      const json& x = evs[j];
+      if (x.at("ph") == "X" && x.at("pid") == evs[i].at("pid"))
+        CHECK(x.at("ts").get<double>() < evs[i].at("ts").get<double>());
+    }
+    ++checked;
+  }
+  CHECK(checked == 2);
+}
+
+TEST_CASE("the trace rules catch what they are about", "[viz]") {
+  const json good = trace_json(make_run("zb-h1", 2, 2, "F=1,B=1,W=1,comm=0"));
+  REQUIRE(trace_rule_violations(good).empty());
+  const auto broken = [&](auto&& edit) {
+    json t = good;
+    edit(t);
+    return trace_rule_violations(t).size();
+  };
+  CHECK(broken([](json& t) { t["displayTimeUnit"] = "ms"; }) == 1);
+  CHECK(broken([](json& t) {
+          for (json& e : t["traceEvents"]) e["pid"] = e["pid"].get<int>() - 1;
+        }) > 0);
+  CHECK(broken([](json& t) {
+          for (json& e : t["traceEvents"])
+            if (e["ph"] == "X" && e["name"] == "run") e["args"].erase("metrics");
+        }) == 1);
+  // A flow start moved to its producer's end, which is the next slice's start.
+  CHECK(broken([](json& t) {
+          for (json& e : t["traceEvents"])
+            if (e["ph"] == "s") e["ts"] = e["ts"].get<double>() + 0.001;
+        }) > 0);
+  CHECK(broken([](json& t) {
+          auto& evs = t["traceEvents"];
+          for (std::size_t i = 0; i < evs.size(); ++i)
+            if (evs[i]["ph"] == "f") {
+              evs.erase(i);
+              return;
+            }
+        }) == 1);
 }
 
 TEST_CASE("the memory counters follow memory_series and peak at the metrics' peak", "[viz]") {
@@ -241,7 +314,7 @@ TEST_CASE("the memory counters follow memory_series and peak at the metrics' pea
   const auto series = memory_series(run.timeline, run.costs);
   std::map<int, std::vector<std::pair<double, double>>> got, bytes;
   for (const json& e : events_of(trace, "C")) {
-    const int pid = e.at("pid");
+    const int pid = e.at("pid").get<int>() - 1;
     if (e.at("name") == "activation memory") {
       REQUIRE(e.at("args").size() == 1);
       got[pid].emplace_back(e.at("ts").get<double>(), e.at("args").at("M_B").get<double>());
@@ -273,9 +346,10 @@ TEST_CASE("the memory counters follow memory_series and peak at the metrics' pea
   }
 }
 
-TEST_CASE("otherData holds the parameters and the metrics", "[viz]") {
+TEST_CASE("otherData and the run slice hold the parameters and the metrics", "[viz]") {
   const Run run = make_run("zb-h1", 4, 8, "F=2,B=2,W=2");
-  const json other = trace_json(run).at("otherData");
+  const json trace = trace_json(run);
+  const json other = trace.at("otherData");
   CHECK(other.at("parameters").at("schedule") == "zb-h1");
   CHECK(other.at("parameters").at("devices") == "4");
   CHECK(other.at("parameters").at("microbatches") == "8");
@@ -291,6 +365,17 @@ TEST_CASE("otherData holds the parameters and the metrics", "[viz]") {
   REQUIRE(m.at("per_device").size() == 4);
   CHECK(m.at("per_device")[3].at("busy_ms") == 48.0);
   CHECK(m.at("per_device")[3].at("device") == 3);
+
+  // The same, as the args of the one slice of the "run" process: Perfetto drops otherData.
+  std::vector<json> runs;
+  for (const json& e : events_of(trace, "X"))
+    if (e.at("pid") == 5) runs.push_back(e);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].at("name") == "run");
+  CHECK(runs[0].at("ts") == 0);
+  CHECK(runs[0].at("dur").get<double>() == us(run.metrics.makespan));
+  CHECK(runs[0].at("args").at("parameters") == other.at("parameters"));
+  CHECK(runs[0].at("args").at("metrics") == other.at("metrics"));
 }
 
 TEST_CASE("the trace is byte-identical on two calls", "[viz]") {
@@ -306,7 +391,8 @@ TEST_CASE("a large run streams a valid trace", "[viz][.slow]") {
   REQUIRE(run.timeline.runs.size() == 786432);
   const std::string text = trace_text(run);
   const json trace = json::parse(text);
-  CHECK(events_of(trace, "X").size() == 786432);
+  CHECK(task_slices(trace).size() == 786432);
+  CHECK(trace_rule_violations(trace).empty());
 }
 
 TEST_CASE("every registered schedule gives a trace with its tasks and named flows",
@@ -315,7 +401,7 @@ TEST_CASE("every registered schedule gives a trace with its tasks and named flow
     CAPTURE(info.name);
     const Run run = make_run(info.name, 4, 8, "F=1,B=1,W=1,comm=0.1");
     const json trace = trace_json(run);
-    CHECK(events_of(trace, "X").size() == run.timeline.runs.size());
+    CHECK(task_slices(trace).size() == run.timeline.runs.size());
     const auto starts = events_of(trace, "s");
     CHECK(starts.size() == run.timeline.comms.size());
     CHECK(events_of(trace, "f").size() == run.timeline.comms.size());
@@ -325,7 +411,7 @@ TEST_CASE("every registered schedule gives a trace with its tasks and named flow
       CHECK(name.find(" -> stage ") != std::string::npos);
     }
     const bool chunked = run.schedule.chunks() > 1;
-    for (const json& e : events_of(trace, "X")) {
+    for (const json& e : task_slices(trace)) {
       const std::string name = e.at("name");
       CAPTURE(name);
       CHECK((name.find(".c") != std::string::npos) == chunked);

@@ -1,15 +1,14 @@
-// Tests of the HTML report: structure, escaping, one rectangle per task, colours per kind, one
-// time scale, determinism.
+// Tests of the HTML report: one self-contained page, the data and the script inside it, the
+// static table for readers without JavaScript, escaping, determinism.
 #include "viz/html_report.hpp"
 
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
 #include "tests/viz/viz_checks.hpp"
-#include "viz/svg.hpp"
-#include "viz/sweep.hpp"
+#include "viz/page_assets.hpp"
+#include "viz/report_data.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,9 +24,19 @@ std::string report(const std::vector<Run>& runs) {
   return os.str();
 }
 
+// The text of the page's <script type="application/json" id="ppsim-data"> element.
+std::string data_in(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"ppsim-data\">";
+  const auto b = html.find(open);
+  REQUIRE(b != std::string::npos);
+  const auto e = html.find("</script>", b);
+  return html.substr(b + open.size(), e - b - open.size());
+}
+
 } // namespace
 
-TEST_CASE("the report is one self-contained page with a section per schedule", "[viz][html]") {
+TEST_CASE("the report is one self-contained page with the runs' data and the script",
+          "[viz][html]") {
   const std::vector<Run> runs = {make_run("1f1b", 4, 8, "F=2,B=2,W=2"),
                                  make_run("zb-h1", 4, 8, "F=2,B=2,W=2"),
                                  make_run("zb-v", 4, 8, "F=2,B=2,W=2")};
@@ -35,60 +44,51 @@ TEST_CASE("the report is one self-contained page with a section per schedule", "
   CHECK(html.rfind("<!DOCTYPE html>\n<html lang=\"en\">", 0) == 0);
   CHECK(html.ends_with("</body>\n</html>\n"));
   CHECK(count(html, "<style>") == 1);
-  CHECK(count(html, "<script>") == 1);
+  CHECK(count(html, "<script>") == 1);  // the drawing script
+  CHECK(count(html, "<script type=\"application/json\" id=\"ppsim-data\">") == 1);
+  CHECK(count(html, "</script>") == 2);
   // Nothing is fetched: no external scripts, styles, images or links.
   CHECK(count(html, " src=") == 0);
   CHECK(count(html, " href=") == 0);
   CHECK(count(html, "https://") == 0);
-  CHECK(count(html, "http://") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
-  // One timeline per schedule, each named, one rect per task in total.
-  CHECK(count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\"") == 3);
+  CHECK(count(html, "http://") == count(html, "http://www.w3.org/2000/svg"));
+  CHECK_THAT(html, Catch::Contains(std::string(report_script())));
+  CHECK(data_in(html) == report_data_json(std::span<const Run>(runs), "ppsim report"));
+  // Every task is in the data, once.
+  const auto doc = nlohmann::json::parse(data_in(html));
   std::size_t tasks = 0;
-  for (const Run& r : runs) {
-    tasks += r.schedule.task_count();
-    CHECK_THAT(html, Catch::Contains("<h3 class=\"schedule-name\">" + r.schedule.name + "</h3>"));
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    CHECK(doc["runs"][i]["name"] == runs[i].schedule.name);
+    std::size_t n = 0;
+    for (const auto& dev : doc["runs"][i]["dev"]) n += dev["d"].size();
+    CHECK(n == runs[i].schedule.task_count());
+    tasks += n;
   }
-  CHECK(count(html, "<rect class=\"task ") == tasks);
-  // The metrics table, two bar charts (bubble rate, peak memory) and the provenance.
-  CHECK(count(html, "<table class=\"metrics\">") == 1);
-  CHECK(count(html, "class=\"chart bars\"") == 2);
-  CHECK(count(html, "<rect class=\"bar\"") == 6);
-  CHECK_THAT(html, Catch::Contains("<td class=\"name\">cost provenance</td><td class=\"name\">"
-                                   "--costs F=2,B=2,W=2</td>"));
+  CHECK(tasks == 64 + 96 + 192);
+  // Without JavaScript: the metrics table.
+  CHECK_THAT(html, Catch::Contains("<noscript>"));
+  CHECK_THAT(html, Catch::Contains("<td class=\"name\">1f1b</td><td>4</td><td>8</td>"));
   CHECK_THAT(html, Catch::Contains("<td>27.27%</td>"));  // 1F1B: (66 - 48) / 66
 }
 
-TEST_CASE("every timeline of a report uses the same time scale", "[viz][html]") {
-  const std::vector<Run> runs = {make_run("1f1b", 4, 8, "F=2,B=2,W=2"),
-                                 make_run("zb-h2", 4, 8, "F=2,B=2,W=2")};
-  const std::string html = report(runs);
-  std::vector<std::string> widths;
-  for (const std::string& line : lines_of(html)) {
-    if (line.find("class=\"timeline\"") == std::string::npos) continue;
-    const auto w = line.find(" width=\"");
-    widths.push_back(line.substr(w, line.find('"', w + 8) - w));
-  }
-  REQUIRE(widths.size() == 2);
-  CHECK(widths[0] == widths[1]);
-  CHECK_THAT(html, Catch::Contains("every timeline on one time scale (66 ms across)"));
+TEST_CASE("the page's script never ends its element early", "[viz][html]") {
+  CHECK(std::string(report_script()).find("</script") == std::string::npos);
+  CHECK(std::string(playground_script()).find("</script") == std::string::npos);
+  CHECK(std::string(report_style()).find("</style") == std::string::npos);
+  CHECK_THAT(std::string(report_script()), Catch::Contains("window.ppsim = {"));
 }
 
-TEST_CASE("the report escapes every name and colours tasks per kind", "[viz][html]") {
+TEST_CASE("the report escapes every name", "[viz][html]") {
   Run run = make_run("zb-h1", 2, 2, "F=1,B=1,W=1");
   run.schedule.name = "<script>alert('x')</script>";
   run.costs.source = "costs & \"friends\"";
   run.parameters.emplace_back("<key>", "<value>");
   const std::string html = report({run});
   CHECK(count(html, "<script>") == 1);  // only the page's own
+  CHECK(count(html, "</script>") == 2);
   CHECK_THAT(html, Catch::Contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
-  CHECK_THAT(html, Catch::Contains("costs &amp; &quot;friends&quot;"));
-  CHECK_THAT(html, Catch::Contains("&lt;key&gt;"));
   CHECK_THAT(html, !Catch::Contains("<value>"));
-  for (const Kind k : {Kind::F, Kind::B, Kind::W}) {
-    CAPTURE(kind_name(k));
-    CHECK_THAT(html, Catch::Contains(fmt::format("class=\"task {} c0\"", kind_name(k))));
-    CHECK_THAT(html, Catch::Contains(fmt::format("fill=\"{}\"", task_fill(k, 0, 1))));
-  }
+  CHECK_THAT(data_in(html), !Catch::Contains("<"));
 }
 
 TEST_CASE("the report is byte-identical for the same runs", "[viz][html]") {
@@ -96,7 +96,6 @@ TEST_CASE("the report is byte-identical for the same runs", "[viz][html]") {
                                  make_run("dualpipe", 4, 8, "F=1,B=2,W=1,comm=0.1")};
   CHECK(report(runs) == report(runs));
 }
-
 
 TEST_CASE("the report of a comparison shows the bound and the rows that did not fit",
           "[viz][html]") {
@@ -118,6 +117,9 @@ TEST_CASE("the report of a comparison shows the bound and the rows that did not 
   CHECK_THAT(html, Catch::Contains("<tr class=\"infeasible\"><td class=\"name\">&lt;zb-h2&gt;</td>"
                                    "<td colspan=\"13\" class=\"name status-bad\">infeasible: zb-h2: "
                                    "device 0 peaks at 7 M_B; the least limit that works: 7 M_B</td>"));
-  // Only the runs get timelines.
-  CHECK(count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\"") == 2);
+  const auto doc = nlohmann::json::parse(data_in(html));
+  CHECK(doc["runs"].size() == 2);  // only the runs get timelines
+  CHECK(doc["metrics"].size() == 3);
+  CHECK(doc["metrics"][1]["least_mem_limit"] == 7.0);
+  CHECK(doc["metrics"][2]["lower_bound_ms"] == 54.0);
 }

@@ -6,7 +6,9 @@
 #include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -52,9 +54,11 @@ TEST_CASE("the timeline holds one rectangle per task, with idle gaps drawn", "[v
     CHECK(attribute(svg, "<svg", "data-aggregated") == "false");
     for (int d = 0; d < 4; ++d) CHECK(count(svg, ">device " + std::to_string(d) + "<") == 1);
   }
-  // 1F1B idles in its steady state on device 0 (DESIGN: bubble (p-1)(F+B+W)).
+  // 1F1B idles in its steady state on device 0 (DESIGN: bubble (p-1)(F+B+W)), hatched.
   const std::string svg = svg_of(make_run("1f1b", 4, 8, "F=1,B=1,W=1"));
   CHECK(count(svg, "<rect class=\"idle\"") > 0);
+  CHECK(count(svg, "<pattern id=\"ppsim-idle\"") == 1);
+  CHECK(count(svg, "<rect class=\"idle\"") == count(svg, "fill=\"url(#ppsim-idle)\""));
   CHECK_THAT(svg, Catch::Contains("device 0: idle"));
   // zb-h2 at F = B = W has no bubble on the last device: its row has no idle rectangle.
   const std::string h2 = svg_of(make_run("zb-h2", 4, 8, "F=1,B=1,W=1"));
@@ -69,7 +73,20 @@ TEST_CASE("task rectangles are coloured by kind and shaded by chunk", "[viz][svg
   CHECK(task_fill(Kind::BW, 0, 1) == "#b07aa1");
   CHECK(task_fill(Kind::FB, 0, 1) == "#e15759");
   CHECK(task_fill(Kind::F, 0, 2) == "#4e79a7");
-  CHECK(task_fill(Kind::F, 1, 2) != task_fill(Kind::F, 0, 2));  // chunk 1 lighter
+  CHECK(task_fill(Kind::F, 1, 2) == "#2b435c");  // chunk 1: a dark shade of the kind
+  // Four chunks, four shades, and no two kinds or chunks alike.
+  std::set<std::string> fills;
+  for (const Kind k : {Kind::F, Kind::B, Kind::W, Kind::BW, Kind::FB})
+    for (int c = 0; c < 4; ++c) fills.insert(task_fill(k, c, 4));
+  CHECK(fills.size() == 20);
+  // None looks like idle's greys: every shade keeps its hue, at least 30 of 255 between its
+  // strongest and weakest channel (a grey has 0).
+  for (const std::string& f : fills) {
+    CAPTURE(f);
+    const int r = std::stoi(f.substr(1, 2), nullptr, 16), g = std::stoi(f.substr(3, 2), nullptr, 16),
+              b = std::stoi(f.substr(5, 2), nullptr, 16);
+    CHECK(std::max({r, g, b}) - std::min({r, g, b}) >= 30);
+  }
 
   const Run run = make_run("zb-v", 4, 8, "F=1,B=1,W=1");
   const std::string svg = svg_of(run);
@@ -131,13 +148,8 @@ TEST_CASE("the timeline is deterministic and escapes the schedule name", "[viz][
   CHECK_THAT(a, !Catch::Contains("<x &"));
 }
 
-TEST_CASE("charts draw one bar per item and one point per value", "[viz][svg]") {
-  const std::vector<Bar> bars = {{"1f1b", 0.27, "27%"}, {"<zb>", 0.11, "11%"}};
-  std::ostringstream b;
-  write_bar_chart_svg(b, "bubble", bars);
-  CHECK(count(b.str(), "<rect class=\"bar\"") == 2);
-  CHECK_THAT(b.str(), Catch::Contains("&lt;zb&gt;"));
-
+TEST_CASE("line charts draw one point per value, distinct series and a legend that fits",
+          "[viz][svg]") {
   LineChart chart{"t", "m", "bubble", true, false,
                   {{"a", {8, 16, 32}, {30, 20, 10}, {}}, {"b", {8, 64}, {5, 1}, {}}, {"c", {}, {}, {}}}};
   std::ostringstream l;
@@ -145,6 +157,86 @@ TEST_CASE("charts draw one bar per item and one point per value", "[viz][svg]") 
   CHECK(count(l.str(), "<circle") == 5);
   CHECK(count(l.str(), "<polyline") == 2);  // c has no points: legend only
   CHECK(count(l.str(), "data-series=") == 3);
+
+  // 40 series: 40 different (colour, dash) pairs, neighbours differ in both.
+  std::set<std::pair<std::string_view, std::string_view>> styles;
+  for (std::size_t k = 0; k < 40; ++k) {
+    styles.insert({series_style(k).colour, series_style(k).dash});
+    if (k > 0) {
+      CHECK(series_style(k).colour != series_style(k - 1).colour);
+      CHECK(series_style(k).dash != series_style(k - 1).dash);
+    }
+  }
+  CHECK(styles.size() == 40);
+
+  // Many long names: the legend wraps below the plot and the chart grows to hold it.
+  LineChart many{"t", "m", "bubble", true, false, {}};
+  for (int k = 0; k < 24; ++k)
+    many.series.push_back({fmt::format("interleaved-1f1b p={} mem=2p", k), {8, 16}, {1, 2}, {}});
+  std::ostringstream big;
+  write_line_chart_svg(big, many);
+  const std::string svg = big.str();
+  const double width = std::stod(attribute(svg, "<svg", "width"));
+  const double height = std::stod(attribute(svg, "<svg", "height"));
+  const std::regex legend_text("<text x=\"([0-9.]+)\" y=\"([0-9.]+)\">interleaved");
+  std::size_t entries = 0;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), legend_text), end; it != end; ++it) {
+    const double x = std::stod((*it)[1]), y = std::stod((*it)[2]);
+    CHECK(x + 30 * 0.56 * 11 <= width);  // the name's estimated width ends inside
+    CHECK(y <= height);
+    ++entries;
+  }
+  CHECK(entries == 24);
+}
+
+TEST_CASE("x tick labels of a line chart never overlap", "[viz][svg]") {
+  // m = 1 and 64..70 on a log axis: the seven crowd the right end, and labels that would
+  // touch the one before them go.
+  LineChart chart{"t", "m", "bubble", true, false, {}};
+  LineSeries s{"a", {1}, {1}, {}};
+  for (int m = 64; m <= 70; ++m) {
+    s.x.push_back(m);
+    s.y.push_back(1.0 / m);
+  }
+  chart.series.push_back(s);
+  std::ostringstream os;
+  write_line_chart_svg(os, chart);
+  const std::string svg = os.str();
+  const std::regex tick("<text class=\"x-tick\" text-anchor=\"middle\" x=\"([0-9.]+)\"[^>]*>([^<]+)<");
+  std::vector<std::pair<double, std::string>> ticks;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), tick), end; it != end; ++it)
+    ticks.emplace_back(std::stod((*it)[1]), (*it)[2]);
+  REQUIRE(ticks.size() >= 2);
+  CHECK(ticks.size() < 8);  // of the eight values
+  CHECK(ticks.front().second == "1");
+  for (std::size_t i = 1; i < ticks.size(); ++i) {
+    const double half = 0.56 * 11 * static_cast<double>(ticks[i].second.size() + ticks[i - 1].second.size()) / 2;
+    CHECK(ticks[i].first - ticks[i - 1].first >= half);
+  }
+}
+
+TEST_CASE("the --svg picture holds every run on one time scale with titles and a legend",
+          "[viz][svg]") {
+  const std::vector<Run> runs = {make_run("1f1b", 4, 8, "F=2,B=2,W=2"),
+                                 make_run("zb-v", 4, 8, "F=2,B=2,W=2")};
+  std::ostringstream os;
+  write_timelines_picture(os, runs);
+  const std::string svg = os.str();
+  CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timelines\"", 0) == 0);
+  CHECK(count(svg, "<svg") == 1);
+  CHECK(count(svg, "<rect class=\"task ") == 64 + 192);
+  CHECK_THAT(svg, Catch::Contains("<tspan font-weight=\"bold\">1f1b</tspan>  p=4 m=8 v=1: cost 66 "
+                                  "ms, bubble rate 27.27%, peak 4 M_B"));
+  CHECK_THAT(svg, Catch::Contains(">zb-v</tspan>  p=4 m=8 v=2: cost 48 ms"));
+  // The legend names each kind and chunk drawn (zb-v splits B and W; 1f1b fuses BW) and idle.
+  for (const char* item : {">F chunk 0<", ">F chunk 1<", ">B chunk 1<", ">W chunk 0<", ">BW chunk 0<", ">idle<"})
+    CHECK_THAT(svg, Catch::Contains(item));
+  CHECK_THAT(svg, !Catch::Contains(">FB chunk"));
+  // One time scale: 66 ms over 1000 px for both, so 1f1b's first F on device 1 starts 2 ms in.
+  CHECK_THAT(svg, Catch::Contains("<rect class=\"task F c0\" x=\"106.3"));
+  std::ostringstream again;
+  write_timelines_picture(again, runs);
+  CHECK(again.str() == svg);
 }
 
 TEST_CASE("the zb-h1 timeline at p = 4, m = 4 matches the approved golden SVG", "[viz][golden]") {

@@ -1,6 +1,7 @@
-// Rounded numbers for tables.
-#include "viz/numbers.hpp"
+// Rounded numbers for tables and messages.
+#include "io/numbers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -17,15 +18,21 @@ std::string strip_zeros(std::string s) {
 
 } // namespace
 
-std::string human_ms(Ticks t) {
-  const double ms = ticks_to_ms(t);
-  const double a = std::abs(ms);
-  if (a >= 100) return strip_zeros(fmt::format("{:.1f}", ms));
-  if (a >= 10) return strip_zeros(fmt::format("{:.2f}", ms));
-  if (a >= 1) return strip_zeros(fmt::format("{:.3f}", ms));
+std::string human_number(double x) {
+  if (!std::isfinite(x)) return fmt::format("{}", x);
+  const double a = std::abs(x);
   if (a == 0) return "0";
-  return strip_zeros(fmt::format("{:.4g}", ms));
+  int decimals = 1;
+  if (a < 1) decimals = std::min(12, 3 - static_cast<int>(std::floor(std::log10(a))));
+  else if (a < 10) decimals = 3;
+  else if (a < 100) decimals = 2;
+  std::string s = strip_zeros(fmt::format("{:.{}f}", x, decimals));
+  return s == "-0" ? "0" : s;
 }
+
+std::string human_ms(Ticks t) { return human_number(ticks_to_ms(t)); }
+
+std::string human_percent(double fraction) { return fmt::format("{:.2f}%", 100.0 * fraction); }
 
 std::string human_bytes(double bytes) {
   static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

@@ -8,9 +8,13 @@
 
 namespace ppsim {
 
-/// Milliseconds: 1 decimal from 100 ms, 2 from 10, 3 from 1, else 4 significant digits;
-/// trailing zeros dropped (54, 27.33, 18944.7, 0.0015).
+/// A plain number: 1 decimal from 100, 2 from 10, 3 from 1, else 4 significant digits, never
+/// an exponent; trailing zeros dropped, so integers stay integers (54, 27.33, 18944.7, 0.0015).
+[[nodiscard]] std::string human_number(double x);
+/// Milliseconds, rounded as human_number (without the unit): 54, 27.33, 18944.7, 0.0015.
 [[nodiscard]] std::string human_ms(Ticks t);
+/// A fraction as a percentage with two decimals: 0.1111 -> `11.11%`.
+[[nodiscard]] std::string human_percent(double fraction);
 /// Bytes in B, KiB, MiB, GiB or TiB with one decimal (`40.0 MiB`).
 [[nodiscard]] std::string human_bytes(double bytes);
 /// A count with K, M, B or T and three significant digits (`1.48B`, `175B`).

@@ -1,0 +1,56 @@
+// zb-auto's search over the zero-bubble heuristic (detail/zb_greedy.hpp), private to schedules/
+// and its tests: which candidates it weighs, and how many threads weigh them.
+#pragma once
+
+#include "schedules/detail/search.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/schedule.hpp"
+
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ppsim::detail {
+
+/// Knobs of the search that do not change its result (only how it is reached), and the search
+/// space, for tests and measurements.
+struct ZbAutoOptions {
+  unsigned threads{0};   ///< 0 = the hardware's; the result is the same for any count
+  bool variants{true};   ///< ppsim's rule variants besides the authors' rules
+  unsigned variant_mask{~0u};  ///< which variants (bit i: the i-th after the authors' rules)
+  bool seeds{true};      ///< the handcrafted schedules of the placement
+  bool ladder{true};     ///< every lower limit too (false: the requested limit only)
+};
+
+/// What a search did, for measurements: which candidate won and how much it ran.
+struct ZbAutoReport {
+  std::string winner;  ///< "seed:zb-h1", "heuristic" (the authors' rules), "variant:..."
+  double limit{0};     ///< the limit the winning heuristic run was made at
+  long long runs{0};   ///< heuristic runs (abandoned ones too; depends on the thread count)
+  long long placed{0};  ///< tasks those runs placed
+};
+
+/// The peak memory of a schedule's order (a positive delta counts from its task's start).
+[[nodiscard]] double order_peak(const Schedule& schedule, const CostModel& costs);
+
+/// A schedule's (cost, sum of spans) and peak memory, by timing its order as the simulator would
+/// (DESIGN.md's dependencies, asynchronous sends) without its generality: F, B, W and BW on one
+/// route through the stages in order. nullopt when the order deadlocks or holds an FB, or as
+/// soon as it cannot end better than `must_beat`.
+struct OrderTiming {
+  Score score;
+  double peak{0};
+};
+[[nodiscard]] std::optional<OrderTiming> time_order(
+    const Schedule& schedule, const CostModel& costs,
+    const Score& must_beat = {std::numeric_limits<Ticks>::max(), 0});
+
+/// The best schedule zb-auto finds on `skeleton`'s loop placement within `limit` (M_B per device),
+/// named `name`. Throws InfeasibleError naming the least limit that works when none fits.
+[[nodiscard]] Schedule zb_auto_search(std::string_view name, const Schedule& skeleton,
+                                      const CostSpec& spec, double limit,
+                                      const ZbAutoOptions& options = {},
+                                      ZbAutoReport* report = nullptr);
+
+} // namespace ppsim::detail

@@ -1,0 +1,181 @@
+// Tests of --model/--device, `ppsim models`, `ppsim costs` and `ppsim plan` through run_cli.
+#include "io/cost_file.hpp"
+#include "run/plan.hpp"
+#include "tests/cli/cli_harness.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <map>
+#include <set>
+
+using namespace ppsim;
+using namespace ppsim::test;
+using Catch::Contains;
+
+TEST_CASE("ppsim models lists the presets with their parameter counts", "[cli][model]") {
+  const auto r = cli({"models"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("zb-1.5b") && Contains("1.48B") && Contains("llama3-405b"));
+  const auto j = nlohmann::json::parse(cli({"models", "--json"}).out);
+  REQUIRE(j.size() == 8);
+  CHECK(j[1]["name"] == "zb-6.2b");
+  // 12 L h^2 (the GEMMs), 2 h L (the norms), V h (one tied embedding), 2 h (the final norm)
+  CHECK(j[1]["parameters"].get<double>() == 12.0 * 30 * 4096 * 4096 + 2.0 * 4096 * 30 +
+                                                 32000.0 * 4096 + 2.0 * 4096);
+}
+
+TEST_CASE("ppsim costs writes a cost file that --costs-file reads back to the same run",
+          "[cli][model]") {
+  TempDir dir("costs");
+  const auto written = cli({"costs", "--model", "zb-1.5b", "--device", "h100", "-p", "8", "-o",
+                            dir / "c.json"});
+  REQUIRE(written.code == 0);
+  const CostSpec spec = load_cost_file(dir / "c.json");
+  REQUIRE(spec.stages.size() == 8);
+  CHECK(spec.stages[0].state_bytes > 0);
+  CHECK(spec.memory_unit_bytes > 0);
+  const auto by_model = cli({"simulate", "-s", "zb-h1", "-p", "8", "-m", "24", "--model",
+                             "zb-1.5b", "--device", "h100", "--json"});
+  const auto by_file = cli({"simulate", "-s", "zb-h1", "-p", "8", "-m", "24", "--costs-file",
+                            dir / "c.json", "--json"});
+  REQUIRE(by_model.code == 0);
+  REQUIRE(by_file.code == 0);
+  const auto a = nlohmann::json::parse(by_model.out), b = nlohmann::json::parse(by_file.out);
+  CHECK(a["cost_ms"] == b["cost_ms"]);
+  CHECK(a["peak_bytes"] == b["peak_bytes"]);
+  CHECK(a["per_device"][0]["state_bytes"] == b["per_device"][0]["state_bytes"]);
+  // the table shows the layout and the bytes
+  const auto table = cli({"costs", "--model", "zb-1.5b", "--device", "h100", "-p", "8"});
+  CHECK_THAT(table.out, Contains("Ett|ttt|ttt|ttt|ttt|ttt|ttt|ttL") && Contains("GiB"));
+}
+
+TEST_CASE("a device over its memory is an out-of-memory error, exit 5, naming the device",
+          "[cli][model]") {
+  const auto r = cli({"simulate", "-s", "1f1b", "-p", "8", "-m", "16", "--model", "gpt3-175b",
+                      "--device", "a100"});
+  CHECK(r.code == 5);
+  CHECK_THAT(r.err, Contains("1f1b: device 0 needs") && Contains("above the capacity of 80.0 GiB"));
+  // --mem-capacity overrides the device's memory
+  const auto roomy = cli({"simulate", "-s", "1f1b", "-p", "8", "-m", "16", "--model", "gpt3-175b",
+                          "--device", "a100", "--mem-capacity", "1TiB"});
+  CHECK(roomy.code == 0);
+  // compare marks the row and runs the others
+  const auto cmp = cli({"compare", "-s", "1f1b,zb-h2", "-p", "8", "-m", "16", "--model",
+                        "gpt3-175b", "--device", "a100", "--tp", "8"});
+  CHECK(cmp.code == 0);
+  CHECK_THAT(cmp.out, Contains("zb-h2") && Contains("out of memory: device 0 needs"));
+}
+
+TEST_CASE("bad model, device and layout input exits 3 with where and what", "[cli][model]") {
+  TempDir dir("bad-model");
+  const std::string bad_model = dir.file(
+      "m.json", R"({"schema": "ppsim.model/1", "layers": 4, "hidden": 64, "heads": 5, "seq": 8, "vocab": 10})");
+  const std::string unknown = dir.file(
+      "u.json", R"({"schema": "ppsim.device/1", "peak_tflops": 10, "colour": "red"})");
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", bad_model},
+       "m.json: /heads: heads=5 does not divide hidden=64"},
+      {{"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b", "--device", unknown},
+       "u.json: /colour: unknown key (valid: schema, name, peak_tflops"},
+      {{"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "nope"}, "unknown model 'nope'"},
+      {{"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--device", "h100"}, "--device needs --model"},
+      {{"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b", "--layout", "Et*10|t*13L"},
+       "--layout: 23 decoder layers (t), but the model has 22"},
+      {{"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b", "--layout", "Et*11|t*10qL"},
+       "--layout: position 11: unexpected 'q'"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "4", "--model", "zb-1.5b", "--layers-per-stage", "11,11"},
+       "--layers-per-stage: 2 stages, but the schedule has 4"},
+      {{"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b", "--mem-capacity", "80 parsecs"},
+       "--mem-capacity"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = cli(c.args);
+    CHECK(r.code == 3);
+    CHECK_THAT(r.err, Contains(c.message));
+  }
+}
+
+TEST_CASE("plan's winner fits and is never slower than any candidate it lists", "[cli][model]") {
+  const auto r = cli({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
+                      "--global-batch", "24", "--schedules", "1f1b,zb-h1,zb-h2,interleaved-1f1b",
+                      "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "ppsim.plan/1");
+  const int best = j["best"].get<int>();
+  REQUIRE(best >= 0);
+  const auto& winner = j["candidates"][static_cast<std::size_t>(best)];
+  CHECK(winner["fits"] == true);
+  for (const auto& c : j["candidates"])
+    if (c["fits"] == true) CHECK(winner["iteration_time_ms"].get<double>() <= c["iteration_time_ms"].get<double>());
+  // micro-batch sizes and chunks were searched
+  std::set<int> sizes, chunks;
+  for (const auto& c : j["candidates"]) {
+    sizes.insert(c["microbatch_size"].get<int>());
+    chunks.insert(c["chunks"].get<int>());
+  }
+  CHECK(sizes.size() >= 3);
+  CHECK(chunks.count(2) == 1);
+  // the text form names the winner and why
+  const auto text = cli({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
+                         "--global-batch", "24", "--schedules", "1f1b,zb-h1"});
+  CHECK_THAT(text.out, Contains("best: ") && Contains("is the fastest that fits"));
+  // nothing fits: exit 5 with the advice
+  const auto none = cli({"plan", "--model", "gpt3-175b", "--device", "a100", "-p", "2",
+                         "--global-batch", "8", "--schedules", "1f1b"});
+  CHECK(none.code == 5);
+  CHECK_THAT(none.out, Contains("no candidate fits in memory"));
+}
+
+TEST_CASE("plan gives zb-auto and zb-v the memory the device has room for", "[cli][model]") {
+  // At 80 GiB the searches' own default limit (ZB-H1's peak) leaves most of the device unused.
+  const auto r = cli({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
+                      "--global-batch", "24", "--schedules", "zb-auto,zb-v,zb-h1", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  int widened = 0;
+  std::map<std::pair<std::string, std::pair<int, int>>, double> zbh1;
+  for (const auto& c : j["candidates"])
+    if (c["schedule"] == "zb-h1" && c["fits"] == true)
+      zbh1[{c["layout"].get<std::string>(), {c["microbatch_size"].get<int>(), 0}}] =
+          c["iteration_time_ms"].get<double>();
+  for (const auto& c : j["candidates"]) {
+    if (c["schedule"] == "zb-h1") {
+      CHECK(c["mem_limit"].is_null());
+      continue;
+    }
+    if (c["mem_limit"].is_null() || c["fits"] != true) continue;
+    ++widened;
+    CHECK(c["peak_bytes"].get<double>() <= j["capacity_bytes"].get<double>());
+    // On one chunk, the same split and micro-batch size: never slower than ZB-H1 at its memory.
+    const auto same = zbh1.find({c["layout"].get<std::string>(), {c["microbatch_size"].get<int>(), 0}});
+    if (c["schedule"] == "zb-auto" && c["chunks"] == 1 && same != zbh1.end())
+      CHECK(c["iteration_time_ms"].get<double>() <= same->second);
+  }
+  CHECK(widened > 0);
+}
+
+TEST_CASE("without --mem-limit, zb-auto and zb-v stay within the device's capacity", "[cli][model]") {
+  // The last stage holds five layers and the logits: ZB-H1's peak, zb-auto's default limit,
+  // does not fit in 80 GiB there; the search is cut to what the capacity leaves room for.
+  const std::vector<std::string> base{"-p", "8", "-m", "24", "--model", "llama3-8b", "--device",
+                                      "h100", "--layout", "Et*3|t*4|t*4|t*4|t*4|t*4|t*4|t*5L",
+                                      "--json"};
+  auto args = [&](const char* schedule) {
+    std::vector<std::string> a{"simulate", "-s", schedule};
+    a.insert(a.end(), base.begin(), base.end());
+    return a;
+  };
+  CHECK(cli(args("zb-h1")).code == 5);
+  for (const char* s : {"zb-auto", "zb-v"}) {
+    CAPTURE(s);
+    const auto r = cli(args(s));
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& d : j["per_device"]) CHECK(d["peak_bytes"].get<double>() <= 80.0 * 1073741824.0);
+  }
+}

@@ -1,0 +1,125 @@
+// Tests of the report's data (ppsim.report/1): every task, memory step and message of each run,
+// exact times, the metrics of compare --json, safe text, determinism.
+#include "viz/report_data.hpp"
+
+#include "sim/metrics.hpp"
+#include "tests/viz/viz_checks.hpp"
+#include "viz/metrics_json.hpp"
+#include "viz/svg.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using namespace ppsim;
+using namespace ppsim::test;
+using json = nlohmann::json;
+
+json data_of(const std::vector<Run>& runs) {
+  return json::parse(report_data_json(std::span<const Run>(runs), "t"));
+}
+
+} // namespace
+
+TEST_CASE("the report data holds every task with its exact start, end, kind, stage and micro-batch",
+          "[viz][report-data]") {
+  for (const char* name : {"1f1b", "zb-h1", "zb-v", "dualpipe-v", "interleaved-1f1b"}) {
+    CAPTURE(name);
+    const std::vector<Run> runs = {make_run(name, 4, 8, "F=1.5,B=2,W=1,comm=0.25")};
+    const Run& r = runs[0];
+    const json doc = data_of(runs);
+    CHECK(doc["schema"] == "ppsim.report/1");
+    const json& run = doc["runs"][0];
+    CHECK(run["name"] == name);
+    CHECK(run["tasks"] == r.timeline.runs.size());
+    const Ticks unit = run["unit_ns"].get<Ticks>();
+    REQUIRE(unit > 0);
+    Ticks t0 = r.timeline.runs.front().start;
+    for (const TaskRun& t : r.timeline.runs) t0 = std::min(t0, t.start);
+    std::size_t fb = 0;
+    for (int d = 0; d < r.timeline.devices; ++d) {
+      const json& dev = run["dev"][static_cast<std::size_t>(d)];
+      const auto tasks = r.timeline.device_runs(d);
+      REQUIRE(dev["d"].size() == tasks.size());
+      Ticks at = 0;  // in units, from t0
+      for (std::size_t i = 0; i < tasks.size(); ++i) {
+        at += dev["g"][i].get<Ticks>();
+        CHECK(at * unit == tasks[i].start - t0);
+        at += dev["d"][i].get<Ticks>();
+        CHECK(at * unit == tasks[i].end - t0);
+        CHECK(dev["k"][i] == static_cast<int>(tasks[i].task.kind));
+        CHECK(dev["s"][i] == tasks[i].task.stage);
+        CHECK(dev["b"][i] == tasks[i].task.microbatch);
+        if (tasks[i].task.kind == Kind::FB) ++fb;
+      }
+    }
+    CHECK(run["fb"].size() == fb);
+    // The messages, as the engine recorded them.
+    REQUIRE(run["comm"]["f"].size() == r.timeline.comms.size());
+    for (std::size_t e = 0; e < r.timeline.comms.size(); ++e) {
+      const CommEvent& c = r.timeline.comms[e];
+      CHECK(run["comm"]["f"][e] == c.from);
+      CHECK(run["comm"]["t"][e] == c.to);
+      const Ticks from_end = r.timeline.runs[static_cast<std::size_t>(c.from)].end;
+      CHECK(run["comm"]["s"][e].get<Ticks>() * unit == c.send - from_end);
+      CHECK(run["comm"]["a"][e].get<Ticks>() * unit == c.arrive - c.send);
+    }
+    // The memory steps of memory_series, and their peak is the metric's.
+    const auto memory = memory_series(r.timeline, r.costs);
+    for (std::size_t d = 0; d < memory.size(); ++d) {
+      const json& m = run["mem"][d];
+      REQUIRE(m["v"].size() == memory[d].size());
+      Ticks at = 0;
+      double peak = 0;
+      for (std::size_t i = 0; i < memory[d].size(); ++i) {
+        at += m["g"][i].get<Ticks>();
+        CHECK(at * unit == memory[d][i].time - t0);
+        CHECK(m["v"][i].get<double>() == Approx(memory[d][i].value).margin(1e-9));
+        peak = std::max(peak, m["v"][i].get<double>());
+      }
+      CHECK(peak == Approx(r.metrics.per_device[d].peak_memory).margin(1e-9));
+    }
+  }
+}
+
+TEST_CASE("the report data's time unit is the largest that keeps every time exact",
+          "[viz][report-data]") {
+  const json a = data_of({make_run("1f1b", 4, 8, "F=2,B=2,W=2")});
+  CHECK(a["runs"][0]["unit_ns"] == 2'000'000);  // every time a multiple of 2 ms
+  CHECK(a["runs"][0]["makespan"] == 33);         // 66 ms
+  const json b = data_of({make_run("1f1b", 4, 8, "F=2,B=2,W=2,comm=0.001")});
+  CHECK(b["runs"][0]["unit_ns"] == 1'000);
+}
+
+TEST_CASE("the report data carries compare --json's metrics, the palette and the shape",
+          "[viz][report-data]") {
+  Comparison c;
+  c.runs.push_back(make_run("zb-v", 4, 8, "F=2,B=2,W=2"));
+  c.rows.push_back({"zb-v", 4, 8, 0, 0, "", -1});
+  c.rows.push_back({"zb-h2", 4, 8, 0, -1, "zb-h2: device 0 peaks at 7 M_B", 7.0});
+  const json doc = json::parse(report_data_json(c, "title"));
+  CHECK(doc["metrics"] == json::parse(compare_json(c)));
+  CHECK(doc["metrics"][1]["status"] == "infeasible");
+  CHECK(doc["runs"].size() == 1);
+  CHECK(doc["palette"]["F"] == json::array({task_fill(Kind::F, 0, 2), task_fill(Kind::F, 1, 2)}));
+  const json& run = doc["runs"][0];
+  CHECK(run["chunks"] == 2);
+  CHECK(run["stage_chunk"] == json::array({0, 0, 0, 0, 1, 1, 1, 1}));
+  CHECK(run["stage_device"] == json::array({0, 1, 2, 3, 3, 2, 1, 0}));
+  CHECK(run["mem_limit"].is_null());
+  CHECK(run["stage_costs"]["F"].size() == 8);
+  CHECK(run["stage_costs"]["F"][0] == 1.0);  // 2 ms per device-stage over 2 chunks
+}
+
+TEST_CASE("the report data is byte-stable and safe inside a script element", "[viz][report-data]") {
+  std::vector<Run> runs = {make_run("dualpipe", 4, 8, "F=1,B=2,W=1,comm=0.1")};
+  runs[0].schedule.name = "</script><!--x";
+  runs[0].parameters.emplace_back("<k>", "\"v\"");
+  const std::string a = report_data_json(std::span<const Run>(runs), "<title>");
+  CHECK(a == report_data_json(std::span<const Run>(runs), "<title>"));
+  CHECK(a.find('<') == std::string::npos);
+  const json doc = json::parse(a);
+  CHECK(doc["runs"][0]["name"] == "</script><!--x");
+  CHECK(doc["title"] == "<title>");
+}

@@ -1,0 +1,17 @@
+// The script and style of the report and of `ppsim serve`'s page, embedded at build time from
+// viz/page/ (cmake/embed_assets.cmake), so every report is one self-contained file.
+#pragma once
+
+#include <string_view>
+
+namespace ppsim {
+
+/// viz/page/report.js: draws a ppsim.report/1 or ppsim.sweep-report/1 document
+/// (`ppsim.render(element, data)`); shared by the report files and the playground.
+[[nodiscard]] std::string_view report_script();
+/// viz/page/report.css.
+[[nodiscard]] std::string_view report_style();
+/// viz/page/playground.js: the playground's controls, the API calls and the redraws.
+[[nodiscard]] std::string_view playground_script();
+
+} // namespace ppsim
