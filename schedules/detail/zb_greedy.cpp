@@ -44,7 +44,8 @@ ZbProblem::ZbProblem(const Schedule& skeleton, const CostModel& costs, int group
   mem_.resize(ix(3 * S));
   busy_.assign(ix(p_), 0);
   // NOTE: every clock the heuristic computes is a sum of durations and latencies along one
-  // chain of tasks, so bounding their total keeps all of them far from overflow.
+  // chain of tasks, and its scores add up the spans of all devices: bounding the total (times
+  // the devices) keeps all of them far from overflow.
   long double total = 0;
   for (int st = 0; st < S; ++st) {
     const Kind kinds[3] = {Kind::F, Kind::B, Kind::W};
@@ -55,7 +56,7 @@ ZbProblem::ZbProblem(const Schedule& skeleton, const CostModel& costs, int group
     }
   }
   total += static_cast<long double>(comm_) * 2 * S * m_;
-  check_total_ticks(total, skeleton.name);
+  check_total_ticks(total, skeleton.name, p_);
   // only now in Ticks: dur x m of 1e12 ms overflowed before the check
   for (int st = 0; st < S; ++st)
     for (int k = 0; k < 3; ++k) busy_[ix(st % p_)] += dur_[ix(st * 3 + k)] * m_;

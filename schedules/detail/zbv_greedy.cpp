@@ -484,9 +484,10 @@ VProblem make_v_problem(const Schedule& skeleton, const CostModel& costs) {
     }
   }
   total *= static_cast<long double>(pb.microbatches);
-  // NOTE: every end time is at most the sum of all durations and messages; keep it far from
-  // the end of Ticks so that bubbles and differences of them cannot overflow either
-  check_total_ticks(total, skeleton.name);
+  // NOTE: every end time is at most the sum of all durations and messages, and scores add up
+  // the spans of all devices; keep them far from the end of Ticks so that bubbles and
+  // differences of them cannot overflow either
+  check_total_ticks(total, skeleton.name, pb.devices);
   return pb;
 }
 

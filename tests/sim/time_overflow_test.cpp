@@ -10,6 +10,7 @@
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
 #include "sim/simulator.hpp"
+#include "sim/validate.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -69,4 +70,26 @@ TEST_CASE("the automatic schedulers refuse costs that would overflow their clock
   }
   const Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
   CHECK_THROWS_AS(optimal_zero_bubble(4, 8, cost_model_for(costs, s), 4), ConfigError);
+}
+
+TEST_CASE("searches that add up the spans of all devices bound devices x the total",
+          "[schedules][robust]") {
+  // At p = 4096, m = 1 the durations add up to 4096 x 3 x 1.8e8 ms = 2.2e12 ms: within one
+  // clock's bound, but zb-auto's and zb-v's scores add up 4096 spans of up to that each, about
+  // 3e21 ns, far past the range of Ticks.
+  const CostSpec costs = parse_costs("F=1.8e8,B=1.8e8,W=1.8e8");
+  for (const char* name : {"zb-auto", "zb-v"}) {
+    CAPTURE(name);
+    ScheduleSpec spec{.devices = 4096, .microbatches = 1};
+    spec.costs = &costs;
+    CHECK_THROWS_AS(make_schedule(name, spec), ConfigError);
+    CHECK_THROWS_WITH(make_schedule(name, spec),
+                      Catch::Contains("too much to time in nanoseconds for a search that adds up "
+                                      "the spans of 4096 devices"));
+  }
+  // Well inside the bound the search runs as before.
+  const CostSpec small = parse_costs("F=1e6,B=1e6,W=1e6");
+  ScheduleSpec spec{.devices = 4, .microbatches = 8};
+  spec.costs = &small;
+  CHECK(validate(make_schedule("zb-auto", spec)).empty());
 }
