@@ -1,9 +1,12 @@
 # ppsim: the two commands a newcomer types are `make run` and `make test`.
 # Both install the Debian packages that are missing, configure, build and run.
 
+# iproute2: the test that runs `ppsim execute` across network namespaces; clang-14 and its
+# runtime: the libFuzzer targets (fuzz/).
 PACKAGES := cmake make g++ pkg-config libboost-graph-dev nlohmann-json3-dev catch2 libfmt-dev \
             libcli11-dev libdnnl-dev libbenchmark-dev openmpi-bin libopenmpi-dev \
-            pybind11-dev python3-dev python3-pytest dpkg-dev libcpp-httplib-dev
+            pybind11-dev python3-dev python3-pytest dpkg-dev libcpp-httplib-dev iproute2 clang-14 \
+            libclang-rt-14-dev
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 JOBS ?= 2
 BUILD := build/dev
@@ -11,7 +14,7 @@ ASAN := build/asan
 RELEASE := build/release
 PPSIM := $(BUILD)/ppsim
 
-.PHONY: all deps ppsim build python install deb run test test-unit test-asan bench clean check-baselines test-browser browser-deps
+.PHONY: all deps ppsim build python install deb run test test-unit test-asan bench clean check-baselines test-browser browser-deps fuzz fuzz-build test-fuzz
 
 all: build
 
@@ -102,7 +105,24 @@ test-browser: build browser-deps
 	PPSIM_NODE_MODULES=$(BROWSER_MODULES) node tests/browser/report_test.mjs $(PPSIM) build/browser-artefacts
 	PPSIM_NODE_MODULES=$(BROWSER_MODULES) node tests/browser/playground_test.mjs $(PPSIM) build/browser-artefacts
 
-test: test-unit test-asan check-baselines test-browser
+# libFuzzer targets of the input readers (fuzz/): `make fuzz FUZZ_SECONDS=600` runs each for that
+# long; `make test` runs a smoke of FUZZ_SMOKE_SECONDS each, two at a time, so that CI fails on a
+# new crash. Findings land in build/fuzz/crashes/ (rerun one: build/fuzz/fuzz_TARGET FILE).
+FUZZ := build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_TARGETS := schedule_csv schedule_json cost_file baseline_file cli_text model_file device_file layout
+fuzz-build: deps
+	cmake -S fuzz -B $(FUZZ) -DCMAKE_CXX_COMPILER=clang++-14
+	cmake --build $(FUZZ) -j $(JOBS)
+
+fuzz: fuzz-build
+	fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS) $(JOBS) $(FUZZ_TARGETS)
+
+test-fuzz: fuzz-build
+	fuzz/run.sh $(FUZZ) $(FUZZ_SMOKE_SECONDS) $(JOBS) $(FUZZ_TARGETS)
+
+test: test-unit test-asan check-baselines test-browser test-fuzz
 
 bench: deps
 	cmake --preset release

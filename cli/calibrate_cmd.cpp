@@ -93,7 +93,7 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action) {
   cmd->add_option("--comm", o->comm,
                   "per-edge comm in ms, instead of the memcpy estimate of this machine")
       ->type_name("MS");
-  cmd->add_option("-o,--output", o->output, "write the cost file (atomically)")
+  cmd->add_option("-o,--output", o->output, "write the cost file (atomically; - for stdout)")
       ->type_name("FILE");
   cmd->add_flag("--json", o->json, "print the cost file to stdout instead of the summary");
   const calibrate::RepeatRule rule;
@@ -108,11 +108,16 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action) {
       rule.time_cap_ms / 1000, rule.max_samples));
   cmd->callback([io, &action, o] {
     action = [io, o] {
+      if (!o->output.empty()) check_output_path(o->output, "--output");
       const auto result = calibrate::run_calibration(to_options(*o), &io.progress);
       io.progress.finish();
       for (const std::string& w : result.warnings)
         io.err << "ppsim: warning: calibrate: " << w << "\n";
       const std::string doc = calibrate::cost_file_json(result);
+      if (o->output == "-") {  // the document alone on stdout
+        io.out << doc;
+        return 0;
+      }
       if (!o->output.empty())
         write_file_atomically(o->output, [&](std::ostream& f) { f << doc; });
       if (o->json) {

@@ -36,7 +36,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-p,--stages", o.devices, "pipeline devices (ranks); required for a name");
   cmd.add_option("-m,--microbatches", o.microbatches,
                  "micro-batches per iteration; required for a name");
-  cmd.add_option("-v,--chunks", o.chunks, "stages per device (interleaved); default per schedule");
+  cmd.add_option("-v,--chunks", o.chunks, "stages per device (interleaved); default per schedule")
+      ->check(CLI::Range(0, limits::kMaxDevices));
   cmd.add_option("--costs", o.costs,
                  "costs per device-stage: F=1,B=1,W=1,BW=..,FB=..,comm=0 (ms),MB=1,MW=0.5 (M_B)");
   cmd.add_option("--costs-file", o.costs_file, "a ppsim.costs/1 cost file (data/costs/*.json)");
@@ -210,6 +211,15 @@ std::vector<std::string> split_list(const std::string& text, std::string_view wh
   return items;
 }
 
+void reject_empty_values(const CLI::App& cmd) {
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0 || opt->get_expected_min() == 0) continue;  // absent, or a flag
+    for (const std::string& value : opt->results())
+      if (trim(value).empty())
+        throw ConfigError(fmt::format("{}: empty value", opt->get_name()));
+  }
+}
+
 std::string path_for(const std::string& path, const std::string& name, bool many) {
   if (!many) return path;
   const auto slash = path.find_last_of('/');
@@ -247,6 +257,21 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   std::string where = "ppsim";
   try {
+    // CLI11 would answer an unknown command with "A subcommand is required".
+    if (!args.empty() && !args.front().starts_with('-')) {
+      const auto known = app.get_subcommands([&](const CLI::App* sub) {
+        return sub->check_name(args.front());
+      });
+      if (known.empty()) {
+        std::string names;
+        for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+          names += (names.empty() ? "" : ", ") + sub->get_name();
+        err << fmt::format("ppsim: error: usage: unknown command '{}' (valid: {})\nRun 'ppsim "
+                           "--help' for usage.\n",
+                           excerpt(args.front()), names);
+        return kExitUsage;
+      }
+    }
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {
       app.parse(reversed);
@@ -269,6 +294,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     const auto subs = app.get_subcommands();
     if (!subs.empty()) where = subs.front()->get_name();
+    // `--costs ""`, `-o ""`: an option given with nothing is a mistake, never "not given".
+    cli::reject_empty_values(app);
+    for (const CLI::App* sub : subs) cli::reject_empty_values(*sub);
     if (!action) return kExitOk;
     // NOTE: execute streams its ranks' output and serve runs until stopped: no progress line.
     if (where != "execute" && where != "serve") progress.start(where, !terminal.clock);

@@ -87,6 +87,9 @@ void add_pytorch_notation_option(CLI::App& cmd, std::string& notation);
 [[nodiscard]] RunRequest to_request(const RunOptions& options, const std::string& schedule,
                                     const CostSpec& costs);
 
+/// ConfigError `--costs: empty value` for an option of `cmd` given as "" (flags are exempt).
+void reject_empty_values(const CLI::App& cmd);
+
 /// One request per schedule of the options' list (the costs and the model resolved once), as
 /// simulate (`allow_many` false: one schedule only) and compare build them.
 [[nodiscard]] std::vector<RunRequest> run_requests(const RunOptions& options, bool allow_many,

@@ -10,13 +10,21 @@
 #include "exec/report.hpp"
 #include "io/atomic_file.hpp"
 #include "io/schedule_file.hpp"
+#include "io/text_file.hpp"
 #include "model/calibrate.hpp"
 #include "sim/errors.hpp"
 #include "viz/chrome_trace.hpp"
 
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <memory>
+#include <mutex>
 #include <ostream>
+#include <stop_token>
 #include <thread>
 #include <unistd.h>
 
@@ -39,6 +47,7 @@ struct ExecuteOptions {
   std::string hostfile;
   std::string fault;
   bool json{false};
+  bool roster{false};  ///< each rank says where it runs (the launching ppsim asks for it)
 };
 
 /// The arguments each rank gets: the same command, so every rank builds the same schedule.
@@ -65,7 +74,48 @@ std::vector<std::string> rank_arguments(const ExecuteOptions& o) {
   if (o.run.comm_mode != "async") add("--comm-mode", o.run.comm_mode);
   add("--link", o.run.link);
   if (o.json) a.emplace_back("--json");
+  a.emplace_back("--roster");
   return a;
+}
+
+/// A rank must not outlive the launcher that started it (mpirun here, its daemon on another
+/// host): when `ppsim execute` is stopped and stops mpirun, the ranks follow within 50 ms.
+/// NOTE: Open MPI puts every rank in a process group of its own, so a signal to mpirun's group
+/// does not reach them, and a rank blocked in MPI never notices that mpirun is gone.
+class Lifeline {
+public:
+  Lifeline()
+      : watcher_([launcher = ::getppid()](std::stop_token stop) {
+          std::mutex m;
+          std::condition_variable_any cv;
+          std::unique_lock lock(m);
+          while (!stop.stop_requested()) {
+            if (::getppid() != launcher) ::_exit(exec::kExitExecutionFailed);
+            cv.wait_for(lock, stop, std::chrono::milliseconds(50), [] { return false; });
+          }
+        }) {}
+
+private:
+  std::jthread watcher_;
+};
+
+/// This rank's place for the roster line: host name, the address of its Open MPI daemon, pid.
+exec::RankPlace this_place(int rank) {
+  exec::RankPlace p;
+  p.rank = rank;
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) == 0) p.host = host.data();
+  // `2017525760.1;tcp://10.77.0.1:45695`: the address mpirun's reports call this host by.
+  if (const char* uri = std::getenv("OMPI_MCA_orte_local_daemon_uri")) {
+    const std::string_view u(uri);
+    const auto at = u.find("tcp://");
+    if (at != std::string_view::npos) {
+      const auto rest = u.substr(at + 6);
+      p.address = std::string(rest.substr(0, rest.find_first_of(":;,")));
+    }
+  }
+  p.pid = static_cast<int>(::getpid());
+  return p;
 }
 
 void check_range(long long value, long long low, long long high, std::string_view option) {
@@ -76,7 +126,12 @@ void check_range(long long value, long long low, long long high, std::string_vie
 /// Runs on one rank under mpirun: execute, then rank 0 reports.
 int run_rank(const ExecuteOptions& o, const Schedule& schedule, const exec::ModelShape& shape,
              const CostSpec& costs, bool costs_given, Io io) {
+  const Lifeline lifeline;
   exec::MpiSession mpi;
+  if (o.roster) {
+    const std::string line = exec::roster_line(this_place(mpi.rank())) + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+  }
   try {
     if (mpi.size() != schedule.devices)
       throw ConfigError(fmt::format("{} has {} devices but mpirun started {} ranks (use -np {})",
@@ -141,6 +196,7 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
   cmd->add_option("--seed", o->seed, "seed of the weights and data (default 1)");
   cmd->add_option("--hostfile", o->hostfile, "run the ranks on the hosts of an Open MPI hostfile");
   cmd->add_option("--fault", o->fault, "test only: die:RANK, hang:RANK or seed-bug:RANK")->group("");
+  cmd->add_flag("--roster", o->roster, "internal: each rank names its host on stderr")->group("");
   cmd->callback([io, &action, o, cmd] {
     require_shape(*cmd, o->run);
     action = [io, o] {
@@ -158,6 +214,12 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
         throw ConfigError(fmt::format("--schedule '{}': execute runs one schedule",
                                       o->run.schedules));
       if (!o->fault.empty()) (void)exec::parse_fault(o->fault);
+      // Outputs are checked now: a run of minutes must not end in "cannot write".
+      if (!o->trace.empty()) {
+        check_output_path(o->trace, "--trace");
+        check_output_path(path_for(o->trace, "predicted", true), "--trace");
+      }
+      if (!o->hostfile.empty()) (void)read_text_file(o->hostfile, "hostfile");
       const bool costs_given = !o->run.costs.empty() || !o->run.costs_file.empty();
       const CostSpec costs = resolve_costs(o->run, io);
       // Validation and the simulator's deadlock check, before any rank starts.
@@ -190,13 +252,49 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
       lo.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       const auto command =
           exec::mpirun_command(lo, exec::self_executable(), rank_arguments(*o));
-      const int rc = exec::run_process(command, io.out, io.err);
+      // The ranks' roster lines are taken out of stderr; mpirun's report is kept (its tail) to
+      // name the ranks a failure lost.
+      std::vector<exec::RankPlace> roster;
+      std::string report;
+      const auto take_line = [&](std::string_view line) {
+        if (auto place = exec::parse_roster_line(line)) {
+          roster.push_back(*place);
+          return true;
+        }
+        report.append(line).append("\n");
+        if (report.size() > (1u << 16)) report.erase(0, report.size() - (1u << 15));
+        return false;
+      };
+      // Open MPI gives each rank a process group of its own: a stop reaches the local ones
+      // directly (mpirun then ends at once, cleaning up), the remote ones through mpirun.
+      const auto on_stop = [&](int sig) { exec::signal_local_ranks(roster, sig); };
+      const exec::ProcessOutcome ran =
+          exec::run_supervised(command, io.out, io.err, {take_line, on_stop});
+      if (ran.stopped_by != 0) {
+        io.err << fmt::format("ppsim: error: execute: stopped by {}: mpirun and its ranks were "
+                              "stopped\n",
+                              exec::signal_name(ran.stopped_by));
+        return 128 + ran.stopped_by;
+      }
+      const int rc = ran.status;
       if (rc == kExitOk || rc == kExitBadInput || rc == kExitInvalidSchedule ||
           rc == kExitInfeasible || rc == exec::kExitExecutionFailed)
         return rc;  // the ranks reported why
-      io.err << fmt::format("ppsim: error: execute: a rank failed: mpirun exited with status {}{}; "
-                            "see mpirun's report above\n  command: {}\n",
-                            rc, rc > 128 ? fmt::format(" (signal {})", rc - 128) : "",
+      std::string lost;
+      for (const int r : exec::lost_ranks(report, roster)) {
+        const auto it = std::find_if(roster.begin(), roster.end(),
+                                     [r](const exec::RankPlace& p) { return p.rank == r; });
+        lost += fmt::format("{}rank {}", lost.empty() ? "; lost: " : ", ", r);
+        if (it != roster.end())
+          lost += fmt::format(" (host {}{}, pid {})", it->host,
+                              it->address.empty() || it->address == it->host
+                                  ? std::string()
+                                  : ", " + it->address,
+                              it->pid);
+      }
+      io.err << fmt::format("ppsim: error: execute: a rank failed: mpirun exited with status {}{}"
+                            "{}; see mpirun's report above\n  command: {}\n",
+                            rc, rc > 128 ? fmt::format(" (signal {})", rc - 128) : "", lost,
                             exec::quoted(command));
       return exec::kExitExecutionFailed;
     };

@@ -76,6 +76,10 @@ int run_costs(const CostsOptions& o, Io io) {
     const std::string text =
         cost_spec_json(mc.costs, fmt::format("{} on {}, {} devices", w->model.name, w->device.name, p),
                        model_section(*w, mc, layout));
+    if (o.output == "-") {  // the document alone on stdout
+      io.out << text;
+      return kExitOk;
+    }
     if (!o.output.empty()) {
       write_file_atomically(o.output, [&](std::ostream& f) { f << text; });
       if (!o.json)

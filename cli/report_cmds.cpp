@@ -14,6 +14,7 @@
 #include "run/check.hpp"
 #include "run/sweep.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 #include "viz/sweep.hpp"
 
 #include <limits>
@@ -28,12 +29,13 @@ namespace ppsim::cli {
 
 namespace {
 
-std::vector<int> int_list(const std::string& text, std::string_view what) {
+std::vector<int> int_list(const std::string& text, std::string_view what,
+                          long long lo = std::numeric_limits<int>::min(),
+                          long long hi = std::numeric_limits<int>::max()) {
   std::vector<int> values;
   for (const std::string& item : split_list(text, what))
-    values.push_back(static_cast<int>(parse_integer(item, fmt::format("{} '{}'", what, text),
-                                                    std::numeric_limits<int>::min(),
-                                                    std::numeric_limits<int>::max())));
+    values.push_back(
+        static_cast<int>(parse_integer(item, fmt::format("{} '{}'", what, excerpt(text)), lo, hi)));
   return values;
 }
 
@@ -58,7 +60,8 @@ int run_sweep(const SweepOptions& o, Io io) {
   grid.schedules = split_list(o.schedules, "--schedule");
   grid.devices = int_list(o.stages, "--stages");
   grid.microbatches = int_list(o.microbatches, "--microbatches");
-  if (!o.chunks.empty()) grid.chunks = int_list(o.chunks, "--chunks");
+  // A shape a generator refuses is a rejected point; a negative chunk count is no shape at all.
+  if (!o.chunks.empty()) grid.chunks = int_list(o.chunks, "--chunks", 0, limits::kMaxDevices);
   if (!o.mem_limits.empty()) grid.mem_limits = split_list(o.mem_limits, "--mem-limit");
   const RunRequest base = to_request(o.run, "", resolve_costs(o.run, io));
   const std::vector<SweepPoint> points = run_sweep(grid, base, &io.progress);

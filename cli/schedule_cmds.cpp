@@ -86,19 +86,19 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
         } catch (const ScheduleError& e) {
           error = e.what();
         }
-        const auto violations = validate(s);
-        constexpr std::size_t kShown = 40;
+        // the first problems described (limits::kMaxReportedProblems), all of them counted
+        const Violations violations = validate(s);
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (std::size_t i = 0; i < violations.size() && i < kShown; ++i) {
+        for (const Violation& found : violations) {
           nlohmann::ordered_json v;
-          v["device"] = violations[i].at.device;
-          if (violations[i].at.index >= 0) v["index"] = violations[i].at.index;
-          v["what"] = violations[i].what;
+          v["device"] = found.at.device;
+          if (found.at.index >= 0) v["index"] = found.at.index;
+          v["what"] = found.what;
           list.push_back(std::move(v));
         }
         doc["valid"] = error.empty();
         doc["violations"] = std::move(list);
-        doc["violations_total"] = violations.size();
+        doc["violations_total"] = violations.total;
         if (!error.empty()) doc["error"] = error;
         io.out << doc.dump(2) << "\n";
         if (!error.empty()) throw ScheduleError(fmt::format("{}: not valid (see the JSON document)", *file));
@@ -119,8 +119,8 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
   exp->add_option("--format", opts->format, "pytorch-csv (torch.distributed.pipelining) or json")
       ->required()
       ->check(CLI::IsMember({"pytorch-csv", "json"}));
-  auto* output =
-      exp->add_option("-o,--output", opts->output, "output file (written atomically); default stdout");
+  auto* output = exp->add_option("-o,--output", opts->output,
+                                 "output file (written atomically); - or none: stdout");
   // NOTE: without -o the schedule itself is the output (--format json for JSON), so --json, the
   // outcome of writing a file, needs -o.
   exp->add_flag("--json", opts->json, "with -o: print what was written as JSON (ppsim.export/1)")
@@ -139,7 +139,7 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
       io.progress.finish();
       const auto slots = opts->format == "pytorch-csv" ? pytorch_slots_of(rq)
                                                         : std::vector<PaddedRow>{};
-      if (opts->output.empty()) {
+      if (opts->output.empty() || opts->output == "-") {
         // Render first, so that an error leaves stdout untouched too.
         std::ostringstream text;
         write_as(text, s, opts->format, slots);

@@ -1,19 +1,24 @@
-// mpirun's command line and a child process with forwarded output (posix_spawn + poll).
+// mpirun's command line and a supervised child process: forwarded output (poll), its own
+// process group, and the stop signals passed on to that group.
 #include "exec/launcher.hpp"
 
 #include "sim/errors.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <ostream>
 #include <poll.h>
-#include <spawn.h>
+#include <regex>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace ppsim::exec {
 
@@ -60,59 +65,296 @@ std::string self_executable() {
   return std::string(buf.data(), static_cast<std::size_t>(n));
 }
 
-int run_process(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  int out_pipe[2], err_pipe[2];
-  if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0)
-    throw ConfigError(fmt::format("execute: pipe: {}", std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
-    posix_spawn_file_actions_addclose(&actions, fd);
+namespace {
+
+// The self-pipe of the signal handler: the poll loop wakes on it.
+volatile std::sig_atomic_t g_signal = 0;
+int g_wake_fd = -1;
+
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+  const int saved = errno;
+  const char c = 's';
+  if (g_wake_fd >= 0) (void)!::write(g_wake_fd, &c, 1);
+  errno = saved;
+}
+
+constexpr std::array<int, 3> kStopSignals{SIGINT, SIGTERM, SIGHUP};
+
+// Installs on_stop_signal for the stop signals not ignored now, and restores the old handlers.
+class StopSignals {
+public:
+  explicit StopSignals(int wake_fd) {
+    g_signal = 0;
+    g_wake_fd = wake_fd;
+    for (std::size_t k = 0; k < kStopSignals.size(); ++k) {
+      struct sigaction now {};
+      ::sigaction(kStopSignals[k], nullptr, &now);
+      if (now.sa_handler == SIG_IGN) continue;  // nohup, or a background job's SIGINT
+      struct sigaction act {};
+      act.sa_handler = on_stop_signal;
+      sigemptyset(&act.sa_mask);
+      act.sa_flags = SA_RESTART;
+      installed_[k] = ::sigaction(kStopSignals[k], &act, &old_[k]) == 0;
+    }
+  }
+  ~StopSignals() {
+    for (std::size_t k = 0; k < kStopSignals.size(); ++k)
+      if (installed_[k]) ::sigaction(kStopSignals[k], &old_[k], nullptr);
+    g_wake_fd = -1;
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+private:
+  std::array<struct sigaction, kStopSignals.size()> old_{};
+  std::array<bool, kStopSignals.size()> installed_{};
+};
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+} // namespace
+
+std::string signal_name(int signal) {
+  switch (signal) {
+  case SIGINT: return "SIGINT";
+  case SIGTERM: return "SIGTERM";
+  case SIGHUP: return "SIGHUP";
+  case SIGKILL: return "SIGKILL";
+  default: return fmt::format("signal {}", signal);
+  }
+}
+
+std::string roster_line(const RankPlace& p) {
+  return fmt::format("\x1fppsim-rank {} host={} address={} pid={}", p.rank,
+                     p.host.empty() ? "?" : p.host, p.address.empty() ? "?" : p.address, p.pid);
+}
+
+std::optional<RankPlace> parse_roster_line(std::string_view line) {
+  static const std::regex form("\x1fppsim-rank (\\d+) host=(\\S+) address=(\\S+) pid=(\\d+)\\s*");
+  std::match_results<std::string_view::const_iterator> m;
+  if (!std::regex_match(line.begin(), line.end(), m, form)) return std::nullopt;
+  RankPlace p;
+  p.rank = std::stoi(m[1].str());
+  p.host = m[2].str() == "?" ? "" : m[2].str();
+  p.address = m[3].str() == "?" ? "" : m[3].str();
+  p.pid = std::stoi(m[4].str());
+  return p;
+}
+
+std::vector<int> lost_ranks(std::string_view report, const std::vector<RankPlace>& roster) {
+  std::vector<int> lost;
+  const auto on_host = [&](const std::string& name) {
+    for (const RankPlace& p : roster)
+      if (name == p.host || name == p.address) lost.push_back(p.rank);
+  };
+  const std::string text(report);
+  static const std::regex rank_pattern("process rank (\\d+)");
+  static const std::regex host_pattern("Peer host: *(\\S+)|Remote daemon:[^\\n]* on node (\\S+)");
+  for (std::sregex_iterator it(text.begin(), text.end(), rank_pattern), end; it != end; ++it)
+    if ((*it)[1].length() < 9) lost.push_back(std::stoi((*it)[1].str()));
+  for (std::sregex_iterator it(text.begin(), text.end(), host_pattern), end; it != end; ++it)
+    for (std::size_t g = 1; g <= 2; ++g)
+      if ((*it)[g].matched) on_host((*it)[g].str());
+  std::sort(lost.begin(), lost.end());
+  lost.erase(std::unique(lost.begin(), lost.end()), lost.end());
+  return lost;
+}
+
+void signal_local_ranks(const std::vector<RankPlace>& roster, int signal) {
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0) return;
+  for (const RankPlace& p : roster) {
+    if (p.host != host.data() || p.pid <= 1) continue;
+    std::FILE* f = std::fopen(fmt::format("/proc/{}/cmdline", p.pid).c_str(), "rb");
+    if (f == nullptr) continue;
+    std::array<char, 4096> cmd{};
+    const std::size_t n = std::fread(cmd.data(), 1, cmd.size(), f);
+    std::fclose(f);
+    const std::string_view line(cmd.data(), n);
+    if (line.find("execute") != std::string_view::npos &&
+        line.find("--roster") != std::string_view::npos)
+      ::kill(p.pid, signal);
+  }
+}
+
+ProcessOutcome run_supervised(const std::vector<std::string>& argv, std::ostream& out,
+                              std::ostream& err, const SupervisorHooks& hooks, int grace_ms) {
+  const auto& take_line = hooks.take_line;
+  if (argv.empty()) throw ConfigError("execute: no command to run");
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1},
+      wake_pipe[2] = {-1, -1};
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0 || ::pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    const int e = errno;
+    for (int* p : {out_pipe, err_pipe, exec_pipe, wake_pipe}) {
+      close_fd(p[0]);
+      close_fd(p[1]);
+    }
+    throw ConfigError(fmt::format("execute: pipe: {}", std::strerror(e)));
+  }
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  if (rc != 0) {
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
-    throw ConfigError(fmt::format("execute: cannot start '{}': {}{}", argv.front(),
-                                  std::strerror(rc),
-                                  rc == ENOENT ? " (install openmpi-bin: `make deps`)" : ""));
+  // Handlers first: a signal that comes between fork and the loop is not lost.
+  const StopSignals signals(wake_pipe[1]);
+  sigset_t all, before;
+  sigfillset(&all);
+  ::sigprocmask(SIG_BLOCK, &all, &before);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+    for (const int sig : kStopSignals) {
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      struct sigaction now {};
+      ::sigaction(sig, nullptr, &now);
+      if (now.sa_handler != SIG_IGN) ::sigaction(sig, &dfl, nullptr);
+    }
+    ::sigprocmask(SIG_SETMASK, &before, nullptr);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execvp(cargv[0], cargv.data());
+    const int e = errno;
+    (void)!::write(exec_pipe[1], &e, sizeof e);
+    ::_exit(127);
   }
-  std::array<pollfd, 2> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0}};
+  const int fork_errno = errno;
+  if (pid > 0) ::setpgid(pid, pid);  // also here, so that no signal can miss the group
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
+  for (int* fd : {&out_pipe[1], &err_pipe[1], &exec_pipe[1]}) close_fd(*fd);
+  if (pid < 0) {
+    for (int* fd : {&out_pipe[0], &err_pipe[0], &exec_pipe[0], &wake_pipe[0], &wake_pipe[1]})
+      close_fd(*fd);
+    throw ConfigError(fmt::format("execute: fork: {}", std::strerror(fork_errno)));
+  }
+  // Did exec fail? The pipe closes on a successful exec, or carries its errno.
+  int exec_errno = 0;
+  ssize_t got = 0;
+  while ((got = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  close_fd(exec_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    for (int* fd : {&out_pipe[0], &err_pipe[0], &wake_pipe[0], &wake_pipe[1]}) close_fd(*fd);
+    throw ConfigError(fmt::format("execute: cannot start '{}': {}{}", argv.front(),
+                                  std::strerror(exec_errno),
+                                  exec_errno == ENOENT ? " (install openmpi-bin: `make deps`)"
+                                                       : ""));
+  }
+
+  using Clock = std::chrono::steady_clock;
+  std::array<pollfd, 3> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0},
+                            pollfd{wake_pipe[0], POLLIN, 0}};
   std::array<std::ostream*, 2> sinks{&out, &err};
   int open = 2;
+  int stopped_by = 0;
+  bool killed = false;
+  Clock::time_point kill_at{};
   std::array<char, 8192> buf{};
+  // With take_line, stderr goes through line by line (a partial line waits for its end).
+  std::string pending;
+  const auto to_err = [&](const char* data, std::size_t n, bool last) {
+    if (!take_line) {
+      err.write(data, static_cast<std::streamsize>(n));
+      return;
+    }
+    pending.append(data, n);
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+      const std::string_view line(pending.data() + start, nl - start);
+      if (!take_line(line)) err << line << '\n';
+    }
+    pending.erase(0, start);
+    if (last && !pending.empty()) {
+      if (!take_line(pending)) err << pending;
+      pending.clear();
+    }
+  };
+  const auto stop = [&] {
+    if (stopped_by != 0 || g_signal == 0) return;
+    stopped_by = g_signal;
+    ::kill(-pid, SIGTERM);
+    if (hooks.on_stop) hooks.on_stop(SIGTERM);
+    kill_at = Clock::now() + std::chrono::milliseconds(grace_ms);
+  };
+  const auto escalate = [&] {
+    if (stopped_by == 0 || killed || Clock::now() < kill_at) return;
+    ::kill(-pid, SIGKILL);
+    if (hooks.on_stop) hooks.on_stop(SIGKILL);
+    killed = true;
+  };
   while (open > 0) {
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    int timeout = -1;
+    if (stopped_by != 0 && !killed)
+      timeout = static_cast<int>(std::max<long long>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now())
+                 .count()));
+    const int ready = ::poll(fds.data(), fds.size(), timeout);
+    stop();
+    escalate();
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    for (std::size_t k = 0; k < fds.size(); ++k) {
+    if (fds[2].revents != 0) {
+      char drain[64];
+      while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
+      }
+    }
+    for (std::size_t k = 0; k < 2; ++k) {
       if (fds[k].fd < 0 || fds[k].revents == 0) continue;
       const ssize_t n = ::read(fds[k].fd, buf.data(), buf.size());
       if (n > 0) {
-        sinks[k]->write(buf.data(), n);
+        if (k == 0) out.write(buf.data(), n);
+        else to_err(buf.data(), static_cast<std::size_t>(n), false);
         sinks[k]->flush();
       } else if (n == 0 || errno != EINTR) {
+        if (k == 1) to_err(nullptr, 0, true);
         ::close(fds[k].fd);
         fds[k].fd = -1;
         --open;
       }
     }
   }
+  // Output closed: the child is ending (or closed its output and goes on: a signal still stops
+  // it, which a blocking waitpid, restarted after the handler, would not notice).
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (true) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (::poll(&fds[2], 1, 20) > 0) {
+      char drain[64];
+      while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
+      }
+    }
+    stop();
+    escalate();
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  if (stopped_by != 0) ::kill(-pid, SIGKILL);  // whatever of the group outlived its leader
+  for (int* fd : {&wake_pipe[0], &wake_pipe[1]}) close_fd(*fd);
+  ProcessOutcome outcome;
+  outcome.stopped_by = stopped_by;
+  if (WIFEXITED(status)) outcome.status = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) outcome.status = 128 + WTERMSIG(status);
+  else outcome.status = 1;
+  return outcome;
+}
+
+int run_process(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  return run_supervised(argv, out, err).status;
 }
 
 } // namespace ppsim::exec

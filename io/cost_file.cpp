@@ -40,20 +40,24 @@ std::string cost_key_names() {
 } // namespace
 
 void apply_costs(CostSpec& spec, std::string_view text) {
-  for_each_key_value(text, fmt::format("--costs '{}'", text), [&](std::string_view key,
+  for_each_key_value(text, fmt::format("--costs '{}'", excerpt(text)), [&](std::string_view key,
                                                                    std::string_view text_value) {
     const CostKey* k = nullptr;
     for (const CostKey& c : kCostKeys)
       if (c.name == key) k = &c;
     if (k == nullptr)
-      throw ConfigError(
-          fmt::format("--costs: unknown key '{}' (valid keys: {})", key, cost_key_names()));
+      throw ConfigError(fmt::format("--costs: unknown key '{}' (valid keys: {})", excerpt(key),
+                                    cost_key_names()));
     const auto where = fmt::format("--costs {}", key);
     const double value = parse_non_negative(text_value, where);
     if (k->mb == &StageCosts::act_bytes || k->mb == &StageCosts::grad_bytes)
       if (value > limits::kMaxMessageBytes)
         throw ConfigError(fmt::format("{}: {} bytes is too large (limit {:.0e})", where,
                                       text_value, limits::kMaxMessageBytes));
+    // A memory beyond this would make a device's running sum infinite (and its peak null).
+    if (k->mb != nullptr && value > limits::kMaxMemoryUnits)
+      throw ConfigError(fmt::format("{}: {} is too large (at most {:g} M_B)", where,
+                                    excerpt(text_value), limits::kMaxMemoryUnits));
     if (k->comm) spec.comm = ms_to_ticks(value, where);
     for (auto& s : spec.stages) {
       if (k->ms != nullptr) s.*(k->ms) = ms_to_ticks(value, where);
@@ -90,8 +94,10 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
         if (given != nullptr) *given = true;
       };
     };
-    const auto number = [&r](double& field) {
-      return [&r, &field](const json& v, const std::string& at) { field = r.number(v, at); };
+    const auto number = [&r](double& field, double max) {
+      return [&r, &field, max](const json& v, const std::string& at) {
+        field = r.number(v, at, max);
+      };
     };
     const auto ignored = [&r](const json& v, const std::string& at) { (void)r.number(v, at); };
     const auto bytes = [&r](double& field) {
@@ -112,13 +118,13 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
     const detail::Field fields[] = {
         {"F", false, "", ms(c.F, &f)},      {"B", false, "", ms(c.B, &b)},
         {"W", false, "", ms(c.W, &w)},      {"BW", false, "", ms(c.BW)},
-        {"FB", false, "", ms(c.FB)},        {"MB", false, "", number(c.MB)},
-        {"MW", false, "", number(c.MW)},    {"MB_bytes", false, "", ignored},
+        {"FB", false, "", ms(c.FB)},        {"MB", false, "", number(c.MB, limits::kMaxMemoryUnits)},
+        {"MW", false, "", number(c.MW, limits::kMaxMemoryUnits)},    {"MB_bytes", false, "", ignored},
         {"MW_bytes", false, "", ignored},   {"blocks", false, "", ignored},
         {"act_bytes", false, "", bytes(c.act_bytes)},
         {"grad_bytes", false, "", bytes(c.grad_bytes)},
-        {"param_bytes", false, "", ignored}, {"params", false, "", number(c.params)},
-        {"state_bytes", false, "", number(c.state_bytes)},
+        {"param_bytes", false, "", ignored}, {"params", false, "", number(c.params, limits::kMaxBytes)},
+        {"state_bytes", false, "", number(c.state_bytes, limits::kMaxBytes)},
         {"factor", false, "", factor(c.factor)},
     };
     detail::read_fields(r, st, sp, fields);
@@ -135,7 +141,9 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
        }},
       {"comm", false, "", [&](const json& v, const std::string& at) { spec.comm = r.ms(v, at); }},
       {"memory_unit_bytes", false, "",
-       [&](const json& v, const std::string& at) { spec.memory_unit_bytes = r.number(v, at); }},
+       [&](const json& v, const std::string& at) {
+         spec.memory_unit_bytes = r.number(v, at, limits::kMaxBytes);
+       }},
       {"description", false, "", string},
       {"machine", false, "", string},
       {"model", false, "", section},

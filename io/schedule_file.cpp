@@ -61,10 +61,10 @@ struct Cell {
 };
 
 // Splits one line as Python's csv.reader does for these files: commas separate cells, a cell
-// that starts with `"` runs to the closing quote (`""` is a quote). Returns the column of a cell
-// with an unterminated quote.
-std::optional<int> split_row(std::string_view line, std::vector<Cell>& cells) {
-  cells.clear();
+// that starts with `"` runs to the closing quote (`""` is a quote), and calls fn(cell) for each
+// (one at a time: a row of a million empty cells costs no more than one). Returns the column of
+// a cell with an unterminated quote.
+template <class Fn> std::optional<int> split_row(std::string_view line, Fn&& fn) {
   std::size_t i = 0;
   int column = 1;
   while (true) {
@@ -88,7 +88,7 @@ std::optional<int> split_row(std::string_view line, std::vector<Cell>& cells) {
       if (!closed) return column;
     }
     while (i < line.size() && line[i] != ',') cell.text += line[i++];
-    cells.push_back(std::move(cell));
+    fn(cell);
     if (i >= line.size()) break;
     ++i;  // the comma
     ++column;
@@ -132,7 +132,7 @@ std::optional<std::string> parse_action(std::string_view text, Task& task,
                        "only compute actions (F, I, W, B, OVERLAP_F_B) are supported",
                        type);
   else
-    return fmt::format("unknown action type '{}' (expected {})", type,
+    return fmt::format("unknown action type '{}' (expected {})", excerpt(type),
                        old ? "F, B or W, PyTorch's old notation" : "F, I, W or B");
   if (k == last) return fmt::format("{} action without a micro-batch index", type);
   if (!digit_at(k)) return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
@@ -154,7 +154,8 @@ std::optional<std::string> parse_cell(std::string_view text, Task& task,
   if (close == std::string_view::npos) return std::string("'(' without ')'");
   const auto type = trim(text.substr(close + 1));
   if (type != kOverlap)
-    return fmt::format("a parenthesised cell must be (F;B)OVERLAP_F_B, got type '{}'", type);
+    return fmt::format("a parenthesised cell must be (F;B)OVERLAP_F_B, got type '{}'",
+                       excerpt(type));
   const auto inner = text.substr(1, close - 1);
   std::vector<Task> parts;
   std::optional<std::string> error;
@@ -162,7 +163,7 @@ std::optional<std::string> parse_cell(std::string_view text, Task& task,
     if (part.empty()) return true;  // PyTorch skips empty sub-actions too
     Task t;
     if (auto err = parse_action(part, t, notation)) {
-      error = fmt::format("in '{}': {}", part, *err);
+      error = fmt::format("in '{}': {}", excerpt(part), *err);
       return false;
     }
     parts.push_back(t);
@@ -247,17 +248,16 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where,
     if (line.ends_with('\r')) line.remove_suffix(1);
     lines.push_back(line);
     pos = nl + 1;
+    if (static_cast<int>(lines.size()) > kMaxDevices)
+      throw ConfigError(fmt::format("{}: more than {} rows: at most {} ranks are supported",
+                                    where, kMaxDevices, kMaxDevices));
   }
   if (lines.empty()) throw ConfigError(fmt::format("{}: empty file: expected one row per rank", where));
-  if (static_cast<int>(lines.size()) > kMaxDevices)
-    throw ConfigError(fmt::format("{}: {} rows: at most {} ranks are supported", where,
-                                  lines.size(), kMaxDevices));
 
   const int devices = static_cast<int>(lines.size());
   std::vector<std::vector<Task>> order(ix(devices));
   std::vector<Seen> placed;  // per stage
   int max_mb = -1;
-  std::vector<Cell> cells;
   // For the notation: where each (stage, micro-batch) has a full backward `B`, and the first W
   // that follows one; whether any `I` appears; which (stage, micro-batch) have a W.
   std::map<std::pair<int, int>, std::pair<Seen, std::string>> full_backward;  // where, cell
@@ -267,15 +267,13 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where,
   std::set<std::pair<int, int>> has_w;
   for (int rank = 0; rank < devices; ++rank) {
     const int line_no = rank + 1;
-    if (auto bad = split_row(lines[ix(rank)], cells))
-      throw ConfigError(fmt::format("{}:{}:{}: unterminated quote", where, line_no, *bad));
-    for (const Cell& cell : cells) {
+    const auto bad = split_row(lines[ix(rank)], [&](const Cell& cell) {
       const auto body = trim(cell.text);
-      if (body.empty()) continue;  // idle
+      if (body.empty()) return;  // idle
       Task t;
       if (auto err = parse_cell(body, t, notation))
-        throw ConfigError(
-            fmt::format("{}:{}:{}: cannot read '{}': {}", where, line_no, cell.column, body, *err));
+        throw ConfigError(fmt::format("{}:{}:{}: cannot read '{}': {}", where, line_no,
+                                      cell.column, excerpt(body), *err));
       const auto place = [&](int stage) {
         if (stage >= static_cast<int>(placed.size())) placed.resize(ix(stage + 1));
         Seen& seen = placed[ix(stage)];
@@ -285,7 +283,7 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where,
           throw ScheduleError(fmt::format(
               "{}:{}:{}: '{}' runs stage {} on rank {}, but rank {} runs it too ({}:{}:{}); "
               "a stage belongs to one rank",
-              where, line_no, cell.column, body, stage, rank, seen.rank, where, seen.line,
+              where, line_no, cell.column, excerpt(body), stage, rank, seen.rank, where, seen.line,
               seen.column));
         }
       };
@@ -313,7 +311,8 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where,
         }
       }
       order[ix(rank)].push_back(t);
-    }
+    });
+    if (bad) throw ConfigError(fmt::format("{}:{}:{}: unterminated quote", where, line_no, *bad));
   }
   if (placed.empty()) throw ConfigError(fmt::format("{}: no tasks in any row", where));
   const int stages = static_cast<int>(placed.size());
@@ -337,7 +336,8 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where,
         "I: the file looks written in PyTorch's old notation, where B was the backward for the "
         "input and W followed it (now B is the full backward); read it with --pytorch-notation "
         "old",
-        where, w.line, w.column, w_after_b_cells[1], w_after_b_cells[0], where, b.line,
+        where, w.line, w.column, excerpt(w_after_b_cells[1]), excerpt(w_after_b_cells[0]), where,
+        b.line,
         b.column));
   }
   if (notation == PytorchNotation::old) {
@@ -365,6 +365,8 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
   s.name = stem_of(where);
   const auto read_order = [&](const json& value, const std::string& path) {
     r.array(value, path);
+    if (value.size() > static_cast<std::size_t>(kMaxDevices))
+      r.fail(path, fmt::format("{} task lists: at most {} devices", value.size(), kMaxDevices));
     for (std::size_t d = 0; d < value.size(); ++d) {
       const std::string dp = fmt::format("{}/{}", path, d);
       r.array(value[d], dp);
@@ -393,18 +395,22 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
        }},
       {"placement", true, "missing (the device of each stage)",
        [&](const json& v, const std::string& at) {
+         if (v.is_array() && v.size() > static_cast<std::size_t>(kMaxStages))
+           r.fail(at, fmt::format("{} stages: at most {}", v.size(), kMaxStages));
          s.stage_device = int_array(r, v, at, kMaxDevices);
-         if (static_cast<int>(s.stage_device.size()) > kMaxStages)
-           r.fail(at, fmt::format("{} stages: at most {}", s.stage_device.size(), kMaxStages));
        }},
       {"routes", true, "missing (e.g. [[0, 1, 2, 3]])",
        [&](const json& v, const std::string& at) {
          r.array(v, at);
+         if (v.size() > static_cast<std::size_t>(limits::kMaxRoutes))
+           r.fail(at, fmt::format("{} routes: at most {}", v.size(), limits::kMaxRoutes));
          for (std::size_t i = 0; i < v.size(); ++i)
            s.routes.push_back(int_array(r, v[i], fmt::format("{}/{}", at, i), kMaxStages - 1));
        }},
       {"microbatch_routes", false, "",
        [&](const json& v, const std::string& at) {
+         if (v.is_array() && v.size() > static_cast<std::size_t>(kMaxMicrobatches))
+           r.fail(at, fmt::format("{} micro-batch routes: at most {}", v.size(), kMaxMicrobatches));
          s.microbatch_route = int_array(r, v, at, std::numeric_limits<int>::max());
        }},
       {"order", true, "missing (the task list of each device)", read_order},
@@ -417,8 +423,13 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
     s.microbatch_route.assign(ix(s.microbatches), 0);
   }
   if (static_cast<long long>(s.stages()) * s.microbatches > kMaxStageMicrobatches)
-    r.fail("/microbatches", fmt::format("{} stages x {} micro-batches is too large to simulate",
-                                        s.stages(), s.microbatches));
+    r.fail("/microbatches", fmt::format("{} stages x {} micro-batches is too large to simulate "
+                                        "(at most {})",
+                                        s.stages(), s.microbatches, kMaxStageMicrobatches));
+  // The topology keeps a position per route and stage; validation walks every route.
+  if (static_cast<long long>(s.routes.size()) * s.stages() > limits::kMaxRouteStages)
+    r.fail("/routes", fmt::format("{} routes x {} stages is too large (at most {})",
+                                  s.routes.size(), s.stages(), limits::kMaxRouteStages));
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
+#include <vector>
 
 namespace ppsim {
 
@@ -29,9 +30,27 @@ bool for_each_field(std::string_view text, char sep,
   return true;
 }
 
+std::string excerpt(std::string_view text, std::size_t max_chars) {
+  const bool cut = text.size() > max_chars;
+  std::size_t keep = cut ? max_chars : text.size();
+  // Back off over UTF-8 continuation bytes, so the cut falls between characters.
+  if (cut)
+    while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  std::string out;
+  out.reserve(keep + 24);
+  for (const char c : text.substr(0, keep)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  if (cut) out += fmt::format("... ({} bytes)", text.size());
+  return out;
+}
+
 void for_each_key_value(std::string_view text, std::string_view where,
                         const std::function<void(std::string_view, std::string_view)>& fn) {
   if (trim(text).empty()) throw ConfigError(fmt::format("{}: no KEY=VALUE given", where));
+  std::vector<std::string_view> keys;
   std::size_t seen = 0;
   const std::size_t fields = static_cast<std::size_t>(std::count(text.begin(), text.end(), ',')) + 1;
   for_each_field(text, ',', [&](std::string_view item) {
@@ -42,8 +61,13 @@ void for_each_key_value(std::string_view text, std::string_view where,
     }
     const auto eq = item.find('=');
     if (eq == std::string_view::npos)
-      throw ConfigError(fmt::format("{}: expected KEY=VALUE, got '{}'", where, item));
-    fn(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+      throw ConfigError(fmt::format("{}: expected KEY=VALUE, got '{}'", where, excerpt(item)));
+    const std::string_view key = trim(item.substr(0, eq));
+    // NOTE: `F=1,F=7` would silently keep the last; a repeated key is a mistake.
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      throw ConfigError(fmt::format("{}: '{}' is given twice", where, excerpt(key)));
+    keys.push_back(key);
+    fn(key, trim(item.substr(eq + 1)));
     return true;
   });
 }
@@ -51,7 +75,7 @@ void for_each_key_value(std::string_view text, std::string_view where,
 namespace {
 
 ConfigError not_a_number(std::string_view text, std::string_view where) {
-  return ConfigError(fmt::format("{}: expected a number, got '{}'", where, text));
+  return ConfigError(fmt::format("{}: expected a number, got '{}'", where, excerpt(text)));
 }
 
 } // namespace
@@ -74,7 +98,8 @@ double parse_non_negative(std::string_view text, std::string_view where) {
   const NumberWithUnit n = parse_number_with_unit(text, where);
   if (!n.unit.empty()) throw not_a_number(text, where);
   if (!std::isfinite(n.value) || n.value < 0)
-    throw ConfigError(fmt::format("{}: expected a finite number >= 0, got {}", where, text));
+    throw ConfigError(
+        fmt::format("{}: expected a finite number >= 0, got {}", where, excerpt(text)));
   return n.value;
 }
 
@@ -97,10 +122,11 @@ double parse_bytes(std::string_view text, std::string_view where) {
   if (!unit)
     throw ConfigError(fmt::format("{}: unknown unit '{}' in '{}' (use B, KB, MB, GB, KiB, MiB, "
                                   "GiB, TiB)",
-                                  where, n.unit, text));
+                                  where, excerpt(n.unit), excerpt(text)));
   const double bytes = n.value * *unit;
-  if (!std::isfinite(bytes) || bytes <= 0 || bytes > 1e18)
-    throw ConfigError(fmt::format("{}: '{}' is not a size between 1 byte and 1 EB", where, text));
+  if (!std::isfinite(bytes) || bytes < 1 || bytes > limits::kMaxBytes)
+    throw ConfigError(
+        fmt::format("{}: '{}' is not a size between 1 byte and 1 EB", where, excerpt(text)));
   return bytes;
 }
 
@@ -110,10 +136,10 @@ long long parse_integer(std::string_view text, std::string_view where, long long
   const char* last = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), last, value);
   if (text.empty() || p != last || (ec != std::errc{} && ec != std::errc::result_out_of_range))
-    throw ConfigError(fmt::format("{}: expected an integer, got '{}'", where, text));
+    throw ConfigError(fmt::format("{}: expected an integer, got '{}'", where, excerpt(text)));
   if (ec == std::errc::result_out_of_range || value < lo || value > hi)
     throw ConfigError(
-        fmt::format("{}: {} is out of range (expected {}..{})", where, text, lo, hi));
+        fmt::format("{}: {} is out of range (expected {}..{})", where, excerpt(text), lo, hi));
   return value;
 }
 

@@ -1,8 +1,12 @@
 // Small parsers shared by the command-line texts (--costs, --calibrate) and the file readers.
 #pragma once
 
+#include "sim/limits.hpp"
+
+#include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace ppsim {
@@ -17,9 +21,15 @@ bool for_each_field(std::string_view text, char sep,
 
 /// Splits `KEY=VALUE,KEY=VALUE` (items and both sides trimmed; one trailing comma allowed) and
 /// calls fn(key, value) for each item in order. ConfigError `where: ...` for an empty item, an
-/// item without `=`, or no item at all.
+/// item without `=`, a key given twice, or no item at all.
 void for_each_key_value(std::string_view text, std::string_view where,
                         const std::function<void(std::string_view key, std::string_view value)>& fn);
+
+/// A bounded quotation of input text for messages: the text itself when it has at most
+/// `max_chars` characters, else its start and `... (N bytes)`. Control characters are written
+/// as `\xNN`, and a cut never splits a UTF-8 sequence.
+[[nodiscard]] std::string excerpt(std::string_view text,
+                                  std::size_t max_chars = limits::kMaxQuoted);
 
 /// The one number parser of ppsim: a whole finite decimal number (no trailing text);
 /// ConfigError `where: expected a number, got 'x'` otherwise.

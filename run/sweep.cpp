@@ -5,8 +5,10 @@
 #include "run/compare.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <fmt/format.h>
+#include <limits>
 
 namespace ppsim {
 
@@ -20,6 +22,18 @@ std::string_view sweep_status_name(SweepStatus status) {
   return "?";
 }
 
+long long sweep_grid_points(const SweepGrid& g) {
+  constexpr long long kMax = std::numeric_limits<long long>::max();
+  long long n = 1;
+  for (const std::size_t axis : {g.schedules.size(), g.devices.size(), g.chunks.size(),
+                                 g.mem_limits.size(), g.microbatches.size()}) {
+    const auto k = static_cast<long long>(axis);
+    if (k != 0 && n > kMax / k) return kMax;
+    n *= k;
+  }
+  return n;
+}
+
 std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
   const auto need = [](bool empty, const char* what) {
     if (empty) throw ConfigError(fmt::format("sweep: {} has no values", what));
@@ -29,6 +43,16 @@ std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
   need(g.microbatches.empty(), "--microbatches");
   need(g.chunks.empty(), "--chunks");
   need(g.mem_limits.empty(), "--mem-limit");
+  const long long n = sweep_grid_points(g);
+  if (n > limits::kMaxSweepPoints)
+    throw ConfigError(fmt::format(
+        "sweep: {} schedules x {} p x {} v x {} limits x {} m = {} points; at most {} in one "
+        "sweep (split it)",
+        g.schedules.size(), g.devices.size(), g.chunks.size(), g.mem_limits.size(),
+        g.microbatches.size(),
+        n == std::numeric_limits<long long>::max() ? std::string("more than 9e18")
+                                                   : fmt::format("{}", n),
+        limits::kMaxSweepPoints));
   std::vector<SweepPoint> points;
   points.reserve(g.schedules.size() * g.devices.size() * g.chunks.size() * g.mem_limits.size() *
                  g.microbatches.size());

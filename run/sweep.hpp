@@ -56,8 +56,12 @@ struct SweepPoint {
   [[nodiscard]] bool ok() const { return status == SweepStatus::ok; }
 };
 
+/// How many points the grid has (the product of its axes), saturated at the largest value.
+[[nodiscard]] long long sweep_grid_points(const SweepGrid& grid);
+
 /// Every combination, in the order schedule, p, v, memory limit, m (m innermost: one curve of
-/// bubble-vs-m is a run of consecutive points). Throws ConfigError for an empty axis.
+/// bubble-vs-m is a run of consecutive points). Throws ConfigError for an empty axis, and for
+/// a grid of more than limits::kMaxSweepPoints points (before allocating any).
 [[nodiscard]] std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& grid);
 
 /// Expands the grid and runs every point with `base`'s costs and iterations (its schedule and

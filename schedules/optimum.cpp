@@ -17,6 +17,7 @@
 
 #include "schedules/bound.hpp"
 #include "sim/errors.hpp"
+#include "sim/time.hpp"
 
 #include <algorithm>
 #include <array>
@@ -30,7 +31,9 @@ namespace {
 
 constexpr int kMaxDevices = 6;
 constexpr int kMaxMicrobatches = 12;
-constexpr Ticks kInf = std::numeric_limits<Ticks>::max() / 4;
+// Above every time of the search: those are at most the sum of all durations and messages,
+// bounded by limits::kMaxTotalTicks (a quarter of the range) before the search starts.
+constexpr Ticks kInf = std::numeric_limits<Ticks>::max() / 2;
 constexpr double kEps = 1e-9;
 
 std::size_t ix(int i) { return static_cast<std::size_t>(i); }
@@ -344,6 +347,13 @@ Optimum optimal_zero_bubble(int devices, int microbatches, const CostModel& cost
   if (static_cast<int>(costs.stage.size()) != devices)
     throw ConfigError(fmt::format("exact optimum: costs for {} stages, expected one per device ({})",
                                   costs.stage.size(), devices));
+  long double total = 0;
+  for (int d = 0; d < devices; ++d) {
+    const StageCosts& c = costs.stage[ix(d)];
+    total += static_cast<long double>(c.F) + static_cast<long double>(c.B) +
+             static_cast<long double>(c.W) + 2.0L * static_cast<long double>(costs.comm);
+  }
+  check_total_ticks(total * microbatches, "exact optimum");
   // Any order of the same tasks has the same bound: the split F, B, W of every micro-batch.
   Schedule tasks = make_pipeline("optimum", devices, microbatches, loop_placement(devices, 1));
   for (int d = 0; d < devices; ++d)

@@ -1,13 +1,22 @@
 // The size and range limits of every input, in one place: checked before anything proportional
-// to them is allocated.
+// to them is allocated. README.md ("Reliability") lists them with what each bad input gets.
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
 
 namespace ppsim::limits {
 
 inline constexpr int kMaxDevices = 4096;
 inline constexpr int kMaxMicrobatches = 1'000'000;
-/// Stages x micro-batches of one schedule (each holds up to three parts: F, B, W).
-inline constexpr long long kMaxStageMicrobatches = 50'000'000;
+/// Stages x micro-batches of one schedule (each holds up to three parts: F, B, W). The
+/// simulator's tables are proportional to it: at this limit a run needs about 1.5 GB (a V or
+/// two-replica schedule, with two stages per device, up to twice that).
+inline constexpr long long kMaxStageMicrobatches = 4'194'304;
+/// Routes of one schedule, and routes x stages (the topology's table of positions).
+inline constexpr int kMaxRoutes = 4096;
+inline constexpr long long kMaxRouteStages = 4'194'304;
 /// The largest time any input may give, in milliseconds.
 inline constexpr double kMaxMs = 1e12;
 /// The largest message a stage may send (act_bytes, grad_bytes), in bytes.
@@ -20,5 +29,31 @@ inline constexpr double kMaxJitterCv = 10;
 /// (samples x tasks of the simulated schedule, x2 with --iterations).
 inline constexpr int kMaxSamples = 1'000'000;
 inline constexpr long long kMaxSampledTasks = 500'000'000;
+
+/// The most nanoseconds the durations and messages of one run may add up to (a quarter of the
+/// range of Ticks, about 73 years): no time the engine computes exceeds that sum, so a sum or a
+/// difference of two of them cannot overflow. Each input time is bounded by kMaxMs, but a
+/// million of them are not.
+inline constexpr std::int64_t kMaxTotalTicks = std::numeric_limits<std::int64_t>::max() / 4;
+/// The largest memory any input may give in M_B units (MB, MW, a memory limit): beyond it a
+/// device's running sum would no longer be a finite number.
+inline constexpr double kMaxMemoryUnits = 1e12;
+/// The largest byte count any input may give (memory_unit_bytes, --mem-capacity, 3GiB).
+inline constexpr double kMaxBytes = 1e18;
+
+/// Bytes of one input file (or of a FIFO, a device): read no further. A parsed JSON document
+/// takes up to about 30 times its bytes (a file of empty arrays), so about 1 GB at this limit;
+/// a schedule file this large holds about 3 M tasks.
+inline constexpr std::size_t kMaxInputBytes = 32u << 20;
+/// How deeply a JSON document may nest arrays and objects.
+inline constexpr int kMaxJsonDepth = 64;
+/// Points of one sweep (each is a whole simulation).
+inline constexpr long long kMaxSweepPoints = 100'000;
+
+/// Problems of one schedule that validate() describes; the rest are only counted.
+inline constexpr std::size_t kMaxReportedProblems = 40;
+/// Characters of the input that one message quotes (a cell, a key, a value); longer texts are
+/// cut with their length named.
+inline constexpr std::size_t kMaxQuoted = 60;
 
 } // namespace ppsim::limits

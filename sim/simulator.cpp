@@ -623,6 +623,25 @@ void Simulator::run(const Schedule& schedule, const CostModel& costs, const SimO
                      options.comm.link.contention != Contention::None;
   const bool durations = !options.durations.empty();
   const SimOptions* opt = &options;
+  // Every end time is a chain of distinct runs, each adding its duration and at most one
+  // message, pause or barrier delay: their sum is bounded before anything is timed, so that
+  // what is over it is bad input named with its sum (the checked additions in the engine stay
+  // the backstop for what this sum cannot see, such as a link's sized messages).
+  {
+    long double total = 0;
+    std::size_t tasks = 0;
+    for (const auto& row : schedule.order) tasks += row.size();
+    if (durations) {
+      for (const Ticks t : options.durations) total += static_cast<long double>(t);
+    } else {
+      for (const auto& row : schedule.order)
+        for (const Task& t : row) total += static_cast<long double>(costs.duration(t));
+    }
+    total += static_cast<long double>(costs.comm) * static_cast<long double>(tasks);
+    for (const Ticks t : options.pause_after) total += static_cast<long double>(t);
+    for (const Ticks t : options.barrier_delay) total += static_cast<long double>(t);
+    check_total_ticks(total, schedule.name.empty() ? std::string_view("simulate") : schedule.name);
+  }
   const auto go = [&]<Features kF>() { Engine<kF>(schedule, costs, opt, *ws_).run(out); };
   // The combinations as instantiations; the plain one is simulate()'s hot path.
   if (!barriers && !sends && !durations) go.template operator()<Features{false, false, false}>();

@@ -27,6 +27,21 @@ void throw_time_overflow() {
 
 Ticks seconds_to_ticks(double seconds) { return static_cast<Ticks>(std::llround(seconds * 1e9)); }
 
+void check_total_ticks(long double total, std::string_view where, int devices) {
+  const long double n = devices > 1 ? static_cast<long double>(devices) : 1.0L;
+  if (total * n <= static_cast<long double>(limits::kMaxTotalTicks)) return;
+  const double total_ms = static_cast<double>(total / static_cast<long double>(kTicksPerMs));
+  const double most_ms = ticks_to_ms(limits::kMaxTotalTicks);
+  if (devices <= 1)
+    throw ConfigError(fmt::format("{}: the durations and messages add up to {:.4g} ms, too much "
+                                  "to time in nanoseconds (at most {:.4g} ms in all)",
+                                  where, total_ms, most_ms));
+  throw ConfigError(fmt::format(
+      "{}: the durations and messages add up to {:.4g} ms, too much to time in nanoseconds for "
+      "a search that adds up the spans of {} devices (at most {:.4g} ms in all)",
+      where, total_ms, devices, most_ms / static_cast<double>(devices)));
+}
+
 namespace {
 
 // |t| / 10^digits with the fraction written exactly, trailing zeros dropped.

@@ -39,6 +39,14 @@ inline constexpr Ticks kTicksPerMs = 1'000'000;
   return static_cast<double>(t) / static_cast<double>(kTicksPerMs);
 }
 
+/// Checks a bound on every time of one run: `total` nanoseconds, the sum of its durations and
+/// messages (a long double holds such sums of int64 values exactly up to 2^64). ConfigError
+/// `where: the durations and messages add up to X ms, too much to time in nanoseconds (at most
+/// Y ms in all)` when it exceeds limits::kMaxTotalTicks. A search that also adds up the spans
+/// of its `devices` (each at most the total) passes their count: then devices x total is
+/// bounded, and the message says so.
+void check_total_ticks(long double total, std::string_view where, int devices = 1);
+
 /// Ticks as milliseconds with up to 6 decimals, exact: 54000000 -> "54", 1500 -> "0.0015".
 [[nodiscard]] std::string ticks_to_ms_text(Ticks t);
 /// Ticks as microseconds with up to 3 decimals, exact: 1500 -> "1.5", 2000000 -> "2000".

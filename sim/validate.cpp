@@ -1,4 +1,4 @@
-// Static checks of schedules.
+// Static checks of schedules, bounded by what they report.
 #include "sim/validate.hpp"
 
 #include "sim/dependencies.hpp"
@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <optional>
+#include <unordered_map>
 
 namespace ppsim {
 
@@ -17,47 +18,130 @@ std::string part_name(const Part& q, Notation n) {
   return to_string(Task::make(q.kind, q.stage, q.microbatch), n);
 }
 
+// Collects problems: the first `describe` with their message (made only then), the rest counted.
+class Collector {
+public:
+  Collector(Violations& out, std::size_t describe) : out_(out), describe_(describe) {}
+  [[nodiscard]] bool full() const { return out_.first.size() >= describe_; }
+  template <class What> void add(Slot at, What&& what) {
+    ++out_.total;
+    if (!full()) out_.first.push_back(Violation{at, what()});
+  }
+  void count(std::size_t more) { out_.total += more; }
+  [[nodiscard]] std::size_t total() const { return out_.total; }
+
+private:
+  Violations& out_;
+  std::size_t describe_;
+};
+
+// Where each part is produced. Dense (one entry per part the schedule declares) when the tasks
+// produce about that many; a hash map otherwise, so that memory follows the tasks listed.
+class PartTable {
+public:
+  struct Entry {
+    Slot at{-1, -1};
+    bool via_bw{false};
+  };
+  PartTable(std::size_t parts, std::size_t produced) : dense_(parts <= 4 * produced + 4096) {
+    if (dense_) table_.resize(parts);
+    else map_.reserve(produced);
+  }
+  [[nodiscard]] const Entry* find(std::size_t key) const {
+    if (dense_) return table_[key].at.index >= 0 ? &table_[key] : nullptr;
+    const auto it = map_.find(key);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  /// Records the part; false (and nothing changed) when it is already there.
+  bool insert(std::size_t key, Entry e) {
+    if (dense_) {
+      if (table_[key].at.index >= 0) return false;
+      table_[key] = e;
+      return true;
+    }
+    return map_.emplace(key, e).second;
+  }
+  /// fn(key, entry) for every part present.
+  template <class Fn> void for_each(Fn&& fn) const {
+    if (dense_) {
+      for (std::size_t k = 0; k < table_.size(); ++k)
+        if (table_[k].at.index >= 0) fn(k, table_[k]);
+    } else {
+      for (const auto& [k, e] : map_) fn(k, e);
+    }
+  }
+
+private:
+  bool dense_;
+  std::vector<Entry> table_;
+  std::unordered_map<std::size_t, Entry> map_;
+};
+
+// The parts a task produces (two for BW, the F and the backward of an FB).
+std::size_t products(const Task& t) {
+  std::size_t n = 0;
+  for_each_product(t, [&](const Part&) { ++n; });
+  return n;
+}
+
 // Structure: devices, placement, routes. Returns false when tasks cannot be checked further.
-bool check_structure(const Schedule& s, std::vector<Violation>& out) {
-  const auto add = [&](std::string what) { out.push_back(Violation{Slot{0, -1}, std::move(what)}); };
-  if (s.devices <= 0) add(fmt::format("needs at least one device (got devices={})", s.devices));
+bool check_structure(const Schedule& s, Collector& out) {
+  const std::size_t before = out.total();
+  const auto add = [&](auto&& what) { out.add(Slot{0, -1}, what); };
+  if (s.devices <= 0)
+    add([&] { return fmt::format("needs at least one device (got devices={})", s.devices); });
   if (s.microbatches <= 0)
-    add(fmt::format("needs at least one micro-batch (got microbatches={})", s.microbatches));
+    add([&] {
+      return fmt::format("needs at least one micro-batch (got microbatches={})", s.microbatches);
+    });
   if (static_cast<int>(s.order.size()) != s.devices)
-    add(fmt::format("has {} device task lists for devices={}", s.order.size(), s.devices));
-  if (s.stage_device.empty()) add("has no stages");
+    add([&] {
+      return fmt::format("has {} device task lists for devices={}", s.order.size(), s.devices);
+    });
+  if (s.stage_device.empty()) add([] { return std::string("has no stages"); });
   for (std::size_t st = 0; st < s.stage_device.size(); ++st)
     if (s.stage_device[st] < 0 || s.stage_device[st] >= s.devices)
-      add(fmt::format("placement: stage {} on device {}, outside 0..{}", st, s.stage_device[st],
-                      s.devices - 1));
-  if (s.routes.empty()) add("has no routes");
+      add([&] {
+        return fmt::format("placement: stage {} on device {}, outside 0..{}", st,
+                           s.stage_device[st], s.devices - 1);
+      });
+  if (s.routes.empty()) add([] { return std::string("has no routes"); });
+  std::vector<bool> seen;
   for (std::size_t r = 0; r < s.routes.size(); ++r) {
-    std::vector<bool> seen(s.stage_device.size(), false);
-    if (s.routes[r].empty()) add(fmt::format("route {} is empty", r));
+    seen.assign(s.stage_device.size(), false);
+    if (s.routes[r].empty()) add([&] { return fmt::format("route {} is empty", r); });
     for (int st : s.routes[r]) {
       if (st < 0 || st >= s.stages()) {
-        add(fmt::format("route {} names stage {}, outside 0..{}", r, st, s.stages() - 1));
+        add([&] {
+          return fmt::format("route {} names stage {}, outside 0..{}", r, st, s.stages() - 1);
+        });
       } else if (seen[ix(st)]) {
-        add(fmt::format("route {} passes stage {} twice", r, st));
+        add([&] { return fmt::format("route {} passes stage {} twice", r, st); });
       } else {
         seen[ix(st)] = true;
       }
     }
   }
   if (static_cast<int>(s.microbatch_route.size()) != s.microbatches)
-    add(fmt::format("has {} micro-batch routes for microbatches={}", s.microbatch_route.size(),
-                    s.microbatches));
+    add([&] {
+      return fmt::format("has {} micro-batch routes for microbatches={}",
+                         s.microbatch_route.size(), s.microbatches);
+    });
   for (std::size_t j = 0; j < s.microbatch_route.size(); ++j)
     if (s.microbatch_route[j] < 0 || s.microbatch_route[j] >= static_cast<int>(s.routes.size()))
-      add(fmt::format("micro-batch {} on route {}, which does not exist", j, s.microbatch_route[j]));
-  return out.empty();
+      add([&] {
+        return fmt::format("micro-batch {} on route {}, which does not exist", j,
+                           s.microbatch_route[j]);
+      });
+  return out.total() == before;
 }
 
 } // namespace
 
-std::vector<Violation> validate(const Schedule& s) {
-  std::vector<Violation> out;
-  if (!check_structure(s, out)) return out;
+Violations validate(const Schedule& s, std::size_t describe) {
+  Violations result;
+  Collector out(result, describe);
+  if (!check_structure(s, out)) return result;
   // Tasks in the vocabulary of the schedule's file.
   const auto text = [&](const Task& t) { return to_string(t, s.notation); };
   const auto part = [&](const Part& q) { return part_name(q, s.notation); };
@@ -68,43 +152,47 @@ std::vector<Violation> validate(const Schedule& s) {
   };
   const Topology topo(s);
   const int S = s.stages();
-  const PartIndex index(S, s.microbatches);
-  const std::size_t n_parts = index.size();
-  std::vector<Slot> made_at(n_parts, Slot{-1, -1});
-  std::vector<std::uint8_t> via_bw(n_parts, 0);
-
-  // Pass 1, the only pass over every task of a valid schedule: cells that are wrong on their
-  // own; record where each part is produced; and the cells that may run before a prerequisite
-  // on their own device (one not yet produced at an earlier position there), for pass 3.
-  std::vector<Slot> check_order;
+  const int M = s.microbatches;
+  const PartIndex index(S, M);
   std::size_t produced = 0;
+  for (const auto& row : s.order)
+    for (const Task& t : row) produced += products(t);
+  PartTable made(index.size(), produced);
+
+  // Pass 1: cells that are wrong on their own; record where each part is produced.
+  std::vector<std::vector<bool>> cell_ok(s.order.size());
   for (std::size_t d = 0; d < s.order.size(); ++d) {
+    cell_ok[d].assign(s.order[d].size(), false);
     for (std::size_t i = 0; i < s.order[d].size(); ++i) {
       const Task& t = s.order[d][i];
       const Slot at{static_cast<int>(d), static_cast<int>(i)};
-      const auto add = [&](std::string what) { out.push_back(Violation{at, std::move(what)}); };
+      const auto add = [&](auto&& what) { out.add(at, what); };
       bool ok = true;
-      const auto check_half = [&](int stage, int mb) __attribute__((always_inline)) {
+      const auto check_half = [&](int stage, int mb) {
         if (stage < 0 || stage >= S) {
-          add(fmt::format("{}: stage {} outside 0..{}", text(t), stage, S - 1));
+          add([&] { return fmt::format("{}: stage {} outside 0..{}", text(t), stage, S - 1); });
           ok = false;
-        } else if (mb < 0 || mb >= s.microbatches) {
-          add(fmt::format("{}: micro-batch {} outside 0..{}", text(t), mb, s.microbatches - 1));
+        } else if (mb < 0 || mb >= M) {
+          add([&] { return fmt::format("{}: micro-batch {} outside 0..{}", text(t), mb, M - 1); });
           ok = false;
         } else if (!topo.on_route(mb, stage)) {
-          add(fmt::format("{}: stage {} is not on the route of micro-batch {}", text(t), stage,
-                          mb));
+          add([&] {
+            return fmt::format("{}: stage {} is not on the route of micro-batch {}", text(t),
+                               stage, mb);
+          });
           ok = false;
         } else if (s.stage_device[ix(stage)] != static_cast<int>(d)) {
-          add(fmt::format("{}: stage {} is placed on device {}, not on device {}", text(t),
-                          stage, s.stage_device[ix(stage)], d));
+          add([&] {
+            return fmt::format("{}: stage {} is placed on device {}, not on device {}", text(t),
+                               stage, s.stage_device[ix(stage)], d);
+          });
           ok = false;
         }
       };
       if (t.kind == Kind::FB) {
         check_half(t.stage, t.microbatch);
         if (t.kind2 != Kind::B && t.kind2 != Kind::BW) {
-          add(fmt::format("{}: the second half of an FB must be B or BW", text(t)));
+          add([&] { return fmt::format("{}: the second half of an FB must be B or BW", text(t)); });
           ok = false;
         } else {
           check_half(t.stage2, t.microbatch2);
@@ -113,105 +201,136 @@ std::vector<Violation> validate(const Schedule& s) {
         check_half(t.stage, t.microbatch);
       }
       if (!ok) continue;
+      cell_ok[d][i] = true;
       const bool is_bw = t.kind == Kind::BW || (t.kind == Kind::FB && t.kind2 == Kind::BW);
       std::optional<Slot> reported;  // the task this one duplicates, once per task named by cell
-      for_each_product(t, [&](const Part& q) __attribute__((always_inline)) {
+      for_each_product(t, [&](const Part& q) {
         const auto qi = index(q);
-        if (made_at[qi].index >= 0) {
-          const Slot first = made_at[qi];
+        if (!made.insert(qi, {at, is_bw && q.kind != Kind::F})) {
+          const Slot first = made.find(qi)->at;
           if (s.notation != Notation::ppsim && reported == first) return;
           reported = first;
-          add(fmt::format("{}: duplicate of {} (already at device {}, position {})", text(t),
-                          made_by(q, first), first.device, first.index));
-          return;
+          add([&] {
+            return fmt::format("{}: duplicate of {} (already at device {}, position {})", text(t),
+                               made_by(q, first), first.device, first.index);
+          });
         }
-        made_at[qi] = at;
-        via_bw[qi] = (is_bw && q.kind != Kind::F) ? 1 : 0;
-        ++produced;
       });
-      // A prerequisite on a stage of this device is produced here (an OK cell records its parts
-      // on the device of its stage), so it must be recorded already, at an earlier position.
-      bool in_order = true;
-      for_each_dependency(topo, t, [&](const Part& q) {
-        if (s.stage_device[ix(q.stage)] != static_cast<int>(d)) return;
-        const Slot p = made_at[index(q)];
-        in_order = in_order && p.index >= 0 && p.index < static_cast<int>(i);
-      });
-      if (!in_order) check_order.push_back(at);
     }
   }
 
   // Pass 2: every (stage, micro-batch) on its route needs F, B and W exactly once, with B and W
-  // either both from one BW or both separate. Without a problem so far and with as many parts as
-  // the routes need, none is missing (every recorded part is on its route) and none is mixed (a
-  // BW next to its own B or W duplicates a part): the pass would find nothing.
-  std::size_t needed = 0;
-  for (int j = 0; j < s.microbatches; ++j)
-    needed += 3 * s.routes[ix(s.microbatch_route[ix(j)])].size();
-  for (int j = 0; j < s.microbatches && !(out.empty() && produced == needed); ++j) {
+  // either both from one BW or both separate. Pairs are visited in (micro-batch, position on
+  // the route) order until the described problems are full; the pairs after that are counted
+  // from the parts present, so the walk never visits more pairs than are described or complete.
+  // NOTE: in PyTorch's vocabulary a backward is one action (its B) or two (I and W); a pair
+  // that lacks both is one problem, told the one it most likely lost.
+  const bool one_backward = s.notation != Notation::ppsim;
+  int stop_j = M;
+  std::size_t stop_k = 0;
+  for (int j = 0; j < M && stop_j == M; ++j) {
     const auto& route = s.routes[ix(s.microbatch_route[ix(j)])];
-    for (int st : route) {
+    for (std::size_t k = 0; k < route.size(); ++k) {
+      if (out.full()) {
+        stop_j = j;
+        stop_k = k;
+        break;
+      }
+      const int st = route[k];
       const Part f{Kind::F, st, j}, b{Kind::B, st, j}, w{Kind::W, st, j};
       const Slot home{s.stage_device[ix(st)], -1};
-      const auto missing = [&](const Part& q) { return made_at[index(q)].index < 0; };
-      // NOTE: in PyTorch's vocabulary a backward is one action (its B) or two (I and W); a
-      // file that lacks both is told the one it most likely lost.
-      const bool whole_backward = s.notation != Notation::ppsim && missing(b) && missing(w);
+      const auto* be = made.find(index(b));
+      const auto* we = made.find(index(w));
+      const bool whole_backward = one_backward && be == nullptr && we == nullptr;
       for (const Part& q : {f, b, w}) {
-        if (!missing(q) || (whole_backward && q.kind == Kind::W)) continue;
-        const std::string what =
-            whole_backward && q.kind == Kind::B
-                ? fmt::format("{} (or {} and {})", text(Task::make(Kind::BW, st, j)), part(b),
-                              part(w))
-                : part(q);
-        out.push_back(Violation{home, fmt::format("missing {} (device {})", what, home.device)});
+        if (made.find(index(q)) != nullptr || (whole_backward && q.kind == Kind::W)) continue;
+        out.add(home, [&] {
+          const std::string what =
+              whole_backward && q.kind == Kind::B
+                  ? fmt::format("{} (or {} and {})", text(Task::make(Kind::BW, st, j)), part(b),
+                                part(w))
+                  : part(q);
+          return fmt::format("missing {} (device {})", what, home.device);
+        });
       }
-      const auto bi = index(b), wi = index(w);
-      if (made_at[bi].index >= 0 && made_at[wi].index >= 0 && via_bw[bi] != via_bw[wi]) {
-        const Slot at = via_bw[bi] ? made_at[wi] : made_at[bi];
-        out.push_back(Violation{
-            at, fmt::format("{} is fused, but {} is also scheduled on its own",
-                            text(Task::make(Kind::BW, st, j)),
-                            via_bw[bi] ? part(w) : part(b))});
+      if (be != nullptr && we != nullptr && be->via_bw != we->via_bw) {
+        const Slot at = be->via_bw ? we->at : be->at;
+        out.add(at, [&] {
+          return fmt::format("{} is fused, but {} is also scheduled on its own",
+                             text(Task::make(Kind::BW, st, j)), be->via_bw ? part(w) : part(b));
+        });
       }
     }
   }
-
-  // Pass 3: on one device, a task must come after the prerequisites that device itself runs
-  // (the cells pass 1 could not clear, in device order).
-  for (const Slot& at : check_order) {
-    const Task& t = s.order[ix(at.device)][ix(at.index)];
-    for_each_dependency(topo, t, [&](const Part& q) {
-      const Slot p = made_at[index(q)];
-      if (p.index < 0 || p.device != at.device) return;
-      if (p.index >= at.index) {
-        const bool self = p.index == at.index;
-        out.push_back(Violation{
-            at, self ? fmt::format("{}: needs {}, which it produces itself", text(t), part(q))
-                     : fmt::format("{}: runs before its prerequisite {} (position {} on device {})",
-                                   text(t), made_by(q, p), p.index, at.device)});
+  if (stop_j < M) {
+    const auto after = [&](int mb, int stage) {
+      const auto k = static_cast<std::size_t>(topo.position(topo.route_of(mb), stage));
+      return mb > stop_j || (mb == stop_j && k >= stop_k);
+    };
+    std::size_t needed = 0;
+    for (int j = stop_j; j < M; ++j) needed += 3 * s.routes[ix(s.microbatch_route[ix(j)])].size();
+    needed -= 3 * stop_k;
+    // present: parts there; with_backward: pairs with a B or a W; mixed: pairs fused one way
+    // and split the other
+    std::size_t present = 0, with_backward = 0, mixed = 0;
+    made.for_each([&](std::size_t key, const PartTable::Entry& e) {
+      const std::size_t pair = key / 3;
+      const int stage = static_cast<int>(pair / ix(M));
+      const int mb = static_cast<int>(pair % ix(M));
+      if (!after(mb, stage)) return;
+      ++present;
+      if (key % 3 == 1) {  // B: is its W present, and made the other way?
+        ++with_backward;
+        const auto* we = made.find(key + 1);
+        if (we != nullptr && we->via_bw != e.via_bw) ++mixed;
+      } else if (key % 3 == 2 && made.find(key - 1) == nullptr) {
+        ++with_backward;
       }
     });
+    std::size_t missing = needed - present;
+    if (one_backward) missing -= needed / 3 - with_backward;  // pairs lacking B and W: one each
+    out.count(missing + mixed);
   }
-  return out;
+
+  // Pass 3: on one device, a task must come after the prerequisites that device itself runs.
+  for (std::size_t d = 0; d < s.order.size(); ++d) {
+    for (std::size_t i = 0; i < s.order[d].size(); ++i) {
+      if (!cell_ok[d][i]) continue;
+      const Task& t = s.order[d][i];
+      for_each_dependency(topo, t, [&](const Part& q) {
+        const auto* e = made.find(index(q));
+        if (e == nullptr || e->at.device != static_cast<int>(d)) return;
+        const Slot p = e->at;
+        if (p.index >= static_cast<int>(i)) {
+          const bool self = p.index == static_cast<int>(i);
+          out.add(Slot{static_cast<int>(d), static_cast<int>(i)}, [&] {
+            return self ? fmt::format("{}: needs {}, which it produces itself", text(t), part(q))
+                        : fmt::format("{}: runs before its prerequisite {} (position {} on "
+                                      "device {})",
+                                      text(t), made_by(q, p), p.index, d);
+          });
+        }
+      });
+    }
+  }
+  return result;
 }
 
-std::string format_violations(const Schedule& s, const std::vector<Violation>& violations,
-                              std::size_t limit) {
+std::string format_violations(const Schedule& s, const Violations& violations, std::size_t limit) {
   std::string msg = fmt::format("schedule '{}' is invalid: {} problem{}\n", s.name,
-                                violations.size(), violations.size() == 1 ? "" : "s");
+                                violations.total, violations.total == 1 ? "" : "s");
   std::vector<Slot> marks;
-  for (std::size_t k = 0; k < violations.size(); ++k) {
-    const auto& v = violations[k];
-    if (k < limit) {
-      if (v.at.index >= 0)
-        msg += fmt::format("  device {}, position {}: {}\n", v.at.device, v.at.index, v.what);
-      else
-        msg += fmt::format("  {}\n", v.what);
-    }
-    if (v.at.index >= 0 && marks.size() < limit) marks.push_back(v.at);
+  std::size_t shown = 0;
+  for (const Violation& v : violations) {
+    if (shown == limit) break;
+    ++shown;
+    if (v.at.index >= 0)
+      msg += fmt::format("  device {}, position {}: {}\n", v.at.device, v.at.index, v.what);
+    else
+      msg += fmt::format("  {}\n", v.what);
+    if (v.at.index >= 0) marks.push_back(v.at);
   }
-  if (violations.size() > limit) msg += fmt::format("  ... and {} more\n", violations.size() - limit);
+  if (violations.total > shown) msg += fmt::format("  ... and {} more\n", violations.total - shown);
   if (!s.order.empty() && s.order.size() <= 256) msg += format_grid(s, marks);
   if (!msg.empty() && msg.back() == '\n') msg.pop_back();
   return msg;

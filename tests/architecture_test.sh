@@ -15,6 +15,7 @@ declare -A allowed=(
   [exec]="sim io schedules model run viz"
   [cli]="sim io schedules model run viz exec"
   [python]="sim io schedules model run viz"
+  [fuzz]="sim io"
 )
 status=0
 for folder in "${!allowed[@]}"; do

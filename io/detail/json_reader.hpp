@@ -1,15 +1,20 @@
 // Private helper of the JSON loaders (.cpp files only): typed reads that name the JSON path.
 #pragma once
 
+#include "io/text_parse.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 #include "sim/time.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,12 +22,58 @@
 
 namespace ppsim::detail {
 
-/// Parses a whole document; ConfigError `where: not valid JSON: ...` when it is not JSON.
+/// Where `text` nests arrays and objects deeper than limits::kMaxJsonDepth, or holds a number
+/// beyond the range of a double: `line L, column C: ...`; nullopt when neither. Strings are
+/// skipped; the text need not be valid JSON (the parser says what else is wrong). This runs
+/// before the parser, so no deep or huge value is ever built or printed.
+inline std::optional<std::string> json_bounds_problem(std::string_view text) {
+  int depth = 0;
+  std::size_t line = 1, line_start = 0;
+  const auto at = [&](std::size_t i) {
+    return fmt::format("line {}, column {}", line, i - line_start + 1);
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+        else if (text[i] == '\n') return std::nullopt;  // not JSON: the parser says where
+      }
+    } else if (c == '[' || c == '{') {
+      if (++depth > limits::kMaxJsonDepth)
+        return fmt::format("{}: nested deeper than {} levels", at(i), limits::kMaxJsonDepth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t end = i;
+      while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) ||
+                                   text[end] == '-' || text[end] == '+' || text[end] == '.' ||
+                                   text[end] == 'e' || text[end] == 'E'))
+        ++end;
+      const std::string token(text.substr(i, end - i));
+      // strtod as the parser reads numbers: huge is infinite, tiny is zero (which is fine).
+      if (!std::isfinite(std::strtod(token.c_str(), nullptr)))
+        return fmt::format("{}: the number {} is out of range (at most about 1.8e308)", at(i),
+                           excerpt(token));
+      i = end - 1;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Parses a whole document; ConfigError `where: not valid JSON: ...` when it is not JSON, and
+/// `where: line L, column C: ...` when it nests too deeply or a number overflows.
 inline nlohmann::json parse_document(std::string_view text, std::string_view where) {
+  if (const auto problem = json_bounds_problem(text))
+    throw ConfigError(fmt::format("{}: {}", where, *problem));
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(fmt::format("{}: not valid JSON: {}", where, e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // The parser's message ends with the token it last read, which may be the whole input.
+    throw ConfigError(fmt::format("{}: not valid JSON: {}", where, excerpt(e.what(), 240)));
   }
 }
 
@@ -30,18 +81,53 @@ inline nlohmann::json parse_document(std::string_view text, std::string_view whe
 struct JsonReader {
   std::string_view where;
 
+  /// The path and the message are bounded: keys and values come from the input.
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw ConfigError(fmt::format("{}: {}: {}", where, path.empty() ? "/" : path, what));
+    throw ConfigError(fmt::format("{}: {}: {}", where, path.empty() ? "/" : excerpt(path, 200),
+                                  excerpt(what, 1000)));
   }
+  /// A value as the message shows it: at most 40 characters of its JSON text, built without
+  /// serialising the whole value.
   static std::string shown(const nlohmann::json& j) {
-    auto s = j.dump();
-    if (s.size() > 40) s = s.substr(0, 37) + "...";
+    constexpr std::size_t kShown = 40;
+    std::string s;
+    append_shown(j, s, kShown + 1);
+    if (s.size() > kShown) {
+      std::size_t keep = kShown - 3;
+      while (keep > 0 && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) --keep;
+      s = s.substr(0, keep) + "...";
+    }
     return s;
   }
-  double number(const nlohmann::json& j, const std::string& path) const {
+  static void append_shown(const nlohmann::json& j, std::string& out, std::size_t budget) {
+    if (j.is_array() || j.is_object()) {
+      out += j.is_array() ? '[' : '{';
+      bool first = true;
+      for (auto it = j.begin(); it != j.end() && out.size() <= budget; ++it) {
+        if (!first) out += ',';
+        first = false;
+        if (j.is_object()) {
+          append_shown(nlohmann::json(it.key().substr(0, budget)), out, budget);
+          out += ':';
+        }
+        append_shown(*it, out, budget);
+      }
+      out += j.is_array() ? ']' : '}';
+    } else if (j.is_string()) {
+      const auto& text = j.get_ref<const std::string&>();
+      out += nlohmann::json(text.substr(0, budget))
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    } else {
+      out += j.dump();
+    }
+  }
+  /// A number in [0, max].
+  double number(const nlohmann::json& j, const std::string& path,
+                double max = std::numeric_limits<double>::max()) const {
     if (!j.is_number()) fail(path, fmt::format("expected a number, got {}", shown(j)));
     const double v = j.get<double>();
     if (!std::isfinite(v) || v < 0) fail(path, fmt::format("expected a number >= 0, got {}", shown(j)));
+    if (v > max) fail(path, fmt::format("{} is too large (at most {:g})", shown(j), max));
     return v;
   }
   Ticks ms(const nlohmann::json& j, const std::string& path) const {

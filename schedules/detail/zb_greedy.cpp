@@ -3,6 +3,7 @@
 #include "schedules/detail/zb_greedy.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/time.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -43,22 +44,22 @@ ZbProblem::ZbProblem(const Schedule& skeleton, const CostModel& costs, int group
   mem_.resize(ix(3 * S));
   busy_.assign(ix(p_), 0);
   // NOTE: every clock the heuristic computes is a sum of durations and latencies along one
-  // chain of tasks, so bounding their total keeps all of them far from overflow.
+  // chain of tasks, and its scores add up the spans of all devices: bounding the total (times
+  // the devices) keeps all of them far from overflow.
   long double total = 0;
   for (int st = 0; st < S; ++st) {
     const Kind kinds[3] = {Kind::F, Kind::B, Kind::W};
     for (int k = 0; k < 3; ++k) {
       dur_[ix(st * 3 + k)] = costs.duration(Task::make(kinds[k], st, 0));
       mem_[ix(st * 3 + k)] = costs.memory_delta(kinds[k], st);
-      busy_[ix(st % p_)] += dur_[ix(st * 3 + k)] * m_;
       total += static_cast<long double>(dur_[ix(st * 3 + k)]) * m_;
     }
   }
   total += static_cast<long double>(comm_) * 2 * S * m_;
-  if (total > static_cast<long double>(std::numeric_limits<Ticks>::max() / 4))
-    throw ConfigError(fmt::format("{}: the costs add up to more time than the scheduler counts "
-                                  "(devices={}, chunks={}, microbatches={})",
-                                  skeleton.name, p_, v_, m_));
+  check_total_ticks(total, skeleton.name, p_);
+  // only now in Ticks: dur x m of 1e12 ms overflowed before the check
+  for (int st = 0; st < S; ++st)
+    for (int k = 0; k < 3; ++k) busy_[ix(st % p_)] += dur_[ix(st * 3 + k)] * m_;
   // the chunk order: groups of `group_` micro-batches, chunk by chunk (backwards last chunk first)
   const int n = v_ * m_;
   std::vector<int> pos_f(ix(n)), pos_b(ix(n));

@@ -4,6 +4,7 @@
 #include "schedules/detail/zbv_greedy.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/time.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -483,12 +484,10 @@ VProblem make_v_problem(const Schedule& skeleton, const CostModel& costs) {
     }
   }
   total *= static_cast<long double>(pb.microbatches);
-  // NOTE: every end time is at most the sum of all durations and messages; keep it far from
-  // the end of Ticks so that bubbles and differences of them cannot overflow either
-  if (total > static_cast<long double>(std::numeric_limits<Ticks>::max() / 4))
-    throw ConfigError(fmt::format(
-        "{}: the costs add up to {:.4g} ms over all tasks, too much to time in nanoseconds",
-        skeleton.name, static_cast<double>(total) / static_cast<double>(kTicksPerMs)));
+  // NOTE: every end time is at most the sum of all durations and messages, and scores add up
+  // the spans of all devices; keep them far from the end of Ticks so that bubbles and
+  // differences of them cannot overflow either
+  check_total_ticks(total, skeleton.name, pb.devices);
   return pb;
 }
 

@@ -23,6 +23,19 @@ add_test(NAME "exec: a schedule file with a missing task is rejected before laun
 add_test(NAME "exec: a deadlocking schedule file is rejected before launch"
   COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> invalid
     ${PROJECT_SOURCE_DIR}/tests/exec/deadlock-p2-m2.csv 4)
+# A signal to `ppsim execute` stops mpirun and every rank (tests/exec/signal_test.sh).
+foreach(sig TERM INT HUP)
+  add_test(NAME "exec: SIG${sig} to ppsim execute stops mpirun and every rank within a second"
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/exec/signal_test.sh $<TARGET_FILE:ppsim> ${sig})
+endforeach()
+add_test(NAME "exec: when ppsim execute is killed, mpirun and every rank stop within 3 seconds"
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/exec/signal_test.sh $<TARGET_FILE:ppsim> KILL)
+# Across hosts for real: network namespaces as hosts, TCP between them; skipped (77) where
+# namespaces cannot be made (tests/exec/netns_test.sh).
+add_test(NAME "exec: execute --hostfile over TCP between network namespaces, one host killed"
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/exec/netns_test.sh $<TARGET_FILE:ppsim>)
+set_tests_properties("exec: execute --hostfile over TCP between network namespaces, one host killed"
+  PROPERTIES SKIP_RETURN_CODE 77)
 get_property(PPSIM_MPI_TESTS DIRECTORY ${PROJECT_SOURCE_DIR} PROPERTY TESTS)
 foreach(t ${PPSIM_MPI_TESTS})
   if(t MATCHES "^exec: ")

@@ -55,8 +55,8 @@ TEST_CASE("a PyTorch CSV's problems are told in its own vocabulary", "[sim][sche
     const Schedule s = parse_pytorch_csv("0F0,0B0,0B0\n", "dup.csv");
     CHECK(s.notation == Notation::pytorch);
     const auto v = validate(s);
-    REQUIRE(v.size() == 1);
-    CHECK(v[0].what == "0B0: duplicate of 0B0 (already at device 0, position 1)");
+    REQUIRE(v.total == 1);
+    CHECK(v.first[0].what == "0B0: duplicate of 0B0 (already at device 0, position 1)");
     CHECK_THAT(report(s), Catch::Contains("rank0: 0F0 0B0 [0B0]  <-- here"));
   }
   SECTION("a backward split into I and W") {
@@ -66,12 +66,12 @@ TEST_CASE("a PyTorch CSV's problems are told in its own vocabulary", "[sim][sche
   }
   SECTION("a full backward that also has its W, or its I") {
     const auto w = validate(parse_pytorch_csv("0F0,0B0,0W0,0F1,0I1,0W1\n", "fused.csv"));
-    REQUIRE(w.size() == 1);
-    CHECK(w[0].what == "0W0: duplicate of 0B0 (already at device 0, position 1)");
+    REQUIRE(w.total == 1);
+    CHECK(w.first[0].what == "0W0: duplicate of 0B0 (already at device 0, position 1)");
     const auto i = validate(parse_pytorch_csv("0F0,0I0,0B0\n", "fused.csv"));
-    REQUIRE(i.size() == 2);
-    CHECK(i[0].what == "0B0: duplicate of 0I0 (already at device 0, position 1)");
-    CHECK(i[1].what == "0B0 is fused, but 0I0 is also scheduled on its own");
+    REQUIRE(i.total == 2);
+    CHECK(i.first[0].what == "0B0: duplicate of 0I0 (already at device 0, position 1)");
+    CHECK(i.first[1].what == "0B0 is fused, but 0I0 is also scheduled on its own");
   }
   SECTION("a deadlock names the cells it waits for") {
     const Schedule s = load_schedule_file(fixture("deadlock.csv"));
@@ -133,8 +133,8 @@ TEST_CASE("an old-notation file's problems are told in the old vocabulary",
           "[sim][schedule-io][pytorch]") {
   const Schedule s = load_schedule_file(fixture("old-notation-w-before-b.csv"), PytorchNotation::old);
   const auto v = validate(s);
-  REQUIRE(v.size() == 1);
-  CHECK(v[0].what == "0W0: runs before its prerequisite 0B0 (position 2 on device 0)");
+  REQUIRE(v.total == 1);
+  CHECK(v.first[0].what == "0W0: runs before its prerequisite 0B0 (position 2 on device 0)");
   CHECK_THAT(report(s), Catch::Contains("rank0: 0F0 [0W0] 0B0 0F1 0B1 0W1  <-- here"));
   // and read in the current notation it is taken for the old one
   CHECK_THAT(message_of<ConfigError>(

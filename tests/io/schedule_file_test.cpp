@@ -43,7 +43,7 @@ template <class E, class F> std::string message_of(F&& f) {
   return {};
 }
 
-bool any_violation_contains(const std::vector<Violation>& v, const std::string& text) {
+bool any_violation_contains(const Violations& v, const std::string& text) {
   for (const auto& x : v)
     if (x.what.find(text) != std::string::npos) return true;
   return false;
@@ -220,7 +220,7 @@ TEST_CASE("structural problems of well-formed files load and are reported by val
     const auto v = validate(s);
     REQUIRE_FALSE(v.empty());
     CHECK(any_violation_contains(v, "duplicate of 0F1"));
-    CHECK(v.front().at == Slot{0, 3});
+    CHECK(v.first.front().at == Slot{0, 3});
     CHECK_THAT(format_violations(s, v), Catch::Contains("<-- here"));
   }
   SECTION("W before its B on a rank") {
@@ -228,7 +228,7 @@ TEST_CASE("structural problems of well-formed files load and are reported by val
     const auto v = validate(s);
     REQUIRE_FALSE(v.empty());
     CHECK(any_violation_contains(v, "0W0: runs before its prerequisite 0I0"));
-    CHECK(v.front().at == Slot{0, 1});
+    CHECK(v.first.front().at == Slot{0, 1});
   }
 }
 

@@ -130,6 +130,24 @@ TEST_CASE("the grid width is capped and can be chosen", "[viz]") {
   }
 }
 
+TEST_CASE("a span near the limit of nanoseconds still has a true time axis", "[viz][robust]") {
+  // zb-h1 at p = 1, m = 1: F and B of 1e11 ms, W of 1e8 ms: 2001 columns of W, so 200 columns
+  // of span / 200 each. Column c's edge was c x span / 200, and c x span overflowed: the axis
+  // showed negative times and the row drew F0 three times.
+  const Run run = make_run("zb-h1", 1, 1, "F=1e11,B=1e11,W=1e8");
+  const std::string text = ascii_text(run);
+  CAPTURE(text);
+  const std::string row = row_of(text, 0);
+  REQUIRE(row.size() == 200);
+  CHECK(count(row, "F0") == 1);
+  CHECK(count(row, "B0") == 1);
+  CHECK(row.rfind("F0", 0) == 0);
+  CHECK(row.find("B0") == 100);  // B starts at 1e11 ms of 2.001e11: column 99.95 -> 100
+  const std::string axis = lines_of(text)[1];
+  CHECK(axis.find('-') == std::string::npos);  // no negative time
+  CHECK(axis.rfind("time (ms) 0         10005000000         30015000000", 0) == 0);
+}
+
 TEST_CASE("every registered schedule draws one full-width row per device", "[viz][property]") {
   for (const ScheduleInfo& info : schedule_registry()) {
     CAPTURE(info.name);

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# ctest driver: `ppsim execute --hostfile` across hosts for real. Network namespaces on this
+# machine are the hosts: each has its own interface, address and host name, joined by a bridge in
+# a namespace of its own (the machine's own network is not touched). Open MPI reaches them with
+# its rsh launcher, whose agent enters the namespace instead of ssh; the ranks talk TCP.
+#
+#   tests/exec/netns_test.sh build/dev/ppsim
+#
+# 1. zb-h1 on 2 ranks and zb-v on 4, over 2 hosts: exit 0, the gradients equal the reference,
+#    the ranks ran on both hosts, and the measured trace holds one event per task.
+# 2. One host is killed mid-run (every process in its namespace): exit 6, its rank named.
+# Exit 77 (ctest SKIP_RETURN_CODE) where namespaces cannot be made: not root, no `ip`, ...
+set -uo pipefail
+
+ppsim=$1
+skip() { echo "netns_test: SKIP: $*"; exit 77; }
+fail() { echo "netns_test: FAIL: $*" >&2; exit 1; }
+[ -x "$ppsim" ] || fail "no ppsim executable at '$ppsim'"
+ppsim=$(cd "$(dirname "$ppsim")" && pwd)/$(basename "$ppsim")
+[ "$(id -u)" -eq 0 ] || skip "needs root to make network namespaces"
+command -v ip >/dev/null || skip "no ip command (install iproute2: make deps)"
+command -v unshare >/dev/null || skip "no unshare command (util-linux)"
+command -v mpirun >/dev/null || skip "no mpirun (install openmpi-bin: make deps)"
+
+id=$$
+sw=ppsim-$id-sw
+hosts_ns=(ppsim-$id-h1 ppsim-$id-h2)
+work=$(mktemp -d)
+cleanup() {
+  local ns
+  for ns in "${hosts_ns[@]}" "$sw"; do
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+    ip netns del "$ns" 2>/dev/null
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+ip netns add "$sw" 2>"$work/err" || skip "cannot make a network namespace: $(cat "$work/err")"
+
+# The switch: a bridge in its own namespace, with the launcher's address.
+ip -n "$sw" link set lo up
+ip -n "$sw" link add br0 type bridge
+ip -n "$sw" addr add 10.77.0.254/24 dev br0
+ip -n "$sw" link set br0 up
+: >"$work/map"
+: >"$work/hostfile"
+k=0
+for ns in "${hosts_ns[@]}"; do
+  k=$((k + 1))
+  ip netns add "$ns" || fail "cannot make namespace $ns"
+  # Both ends are made inside the namespaces: the machine's own interfaces are not touched.
+  ip link add "port$k" netns "$sw" type veth peer name eth0 netns "$ns" || fail "veth for $ns"
+  ip -n "$sw" link set "port$k" master br0
+  ip -n "$sw" link set "port$k" up
+  ip -n "$ns" link set lo up
+  ip -n "$ns" addr add "10.77.0.$k/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  echo "10.77.0.$k $ns" >>"$work/map"
+done
+
+# Open MPI's rsh agent, called as `agent HOST COMMAND...` like ssh: it enters the host's network
+# namespace and a UTS namespace named after it, and runs the command through a shell as sshd would.
+cat >"$work/agent.sh" <<AGENT
+#!/bin/sh
+host=\$1
+shift
+ns=\$(sed -n "s/^\$host //p" "$work/map")
+[ -n "\$ns" ] || { echo "agent: unknown host \$host" >&2; exit 255; }
+exec ip netns exec "\$ns" unshare --uts /bin/sh -c "hostname \$ns; \$*"
+AGENT
+chmod +x "$work/agent.sh"
+mpi_env=(OMPI_MCA_plm_rsh_agent="$work/agent.sh" OMPI_MCA_btl=self,tcp
+  OMPI_MCA_btl_tcp_if_include=10.77.0.0/24 OMPI_MCA_oob_tcp_if_include=10.77.0.0/24)
+# ppsim runs in the switch's namespace, so every rank is on a "remote" host.
+launch() { ip netns exec "$sw" env "${mpi_env[@]}" "$ppsim" "$@"; }
+
+small=(--dim 24 --tokens 8 --blocks 2 --iterations 2 --costs F=1,B=1,W=1 --watchdog 30)
+run_ok() {
+  local schedule=$1 np=$2 slots=$3
+  local m=$((2 * np))
+  : >"$work/hostfile"
+  for k in 1 2; do echo "10.77.0.$k slots=$slots" >>"$work/hostfile"; done
+  launch execute -s "$schedule" -p "$np" -m "$m" "${small[@]}" --hostfile "$work/hostfile" \
+    --trace "$work/measured.json" --json >"$work/out.json" 2>"$work/err.txt"
+  local rc=$?
+  [ $rc -eq 0 ] || { cat "$work/err.txt" >&2; fail "$schedule -np $np over 2 hosts: exit $rc"; }
+  grep -q '"passed": true' "$work/out.json" || fail "$schedule: the gradient check did not pass"
+  for ns in "${hosts_ns[@]}"; do
+    grep -q "\"host\": \"$ns\"" "$work/out.json" || fail "$schedule: no rank ran on $ns"
+  done
+  "$ppsim" simulate -s "$schedule" -p "$np" -m "$m" --trace "$work/simulated.json" >/dev/null ||
+    fail "ppsim simulate failed"
+  local want got tasks
+  # Task slices only (the compute track, tid 0; messages are slices on the comm tracks).
+  tasks='"ph":"X","ts":[0-9.]*,"dur":[0-9.]*,"pid":[0-9]*,"tid":0'
+  want=$(grep -o "$tasks" "$work/simulated.json" | wc -l)
+  got=$(grep -o "$tasks" "$work/measured.json" | wc -l)
+  [ "$want" -gt 0 ] && [ "$got" -eq "$want" ] ||
+    fail "$schedule: $got measured task events, expected $want"
+  echo "netns_test: $schedule -np $np over ${hosts_ns[*]} (TCP): gradients equal the reference, $got task events"
+}
+run_ok zb-h1 2 1
+run_ok zb-v 4 2
+
+# A host dies mid-run: every process in its namespace is killed.
+: >"$work/hostfile"
+for k in 1 2; do echo "10.77.0.$k slots=1" >>"$work/hostfile"; done
+launch execute -s 1f1b -p 2 -m 8 --dim 128 --tokens 128 --blocks 2 --iterations 1000 \
+  --costs F=1 --watchdog 30 --hostfile "$work/hostfile" >"$work/out.txt" 2>"$work/err.txt" &
+run=$!
+victim=${hosts_ns[1]}
+started=0
+for _ in $(seq 1 300); do
+  for p in $(ip netns pids "$victim"); do
+    grep -qsF -- "--roster" "/proc/$p/cmdline" && started=1
+  done
+  [ $started -eq 1 ] && break
+  sleep 0.1
+done
+[ $started -eq 1 ] || { kill "$run"; cat "$work/err.txt" >&2; fail "the rank on $victim did not start"; }
+sleep 1
+ip netns pids "$victim" | xargs -r kill -KILL
+start=$(date +%s)
+wait "$run"
+rc=$?
+took=$(($(date +%s) - start))
+[ $rc -eq 6 ] || { cat "$work/err.txt" >&2; fail "killing $victim: exit $rc, expected 6"; }
+grep -q "a rank failed: .*lost: rank 1 (host $victim" "$work/err.txt" ||
+  { cat "$work/err.txt" >&2; fail "the lost rank is not named"; }
+echo "netns_test: $victim killed mid-run: exit 6 after ${took} s, $(grep -o "lost: rank 1 ([^)]*)" "$work/err.txt")"
