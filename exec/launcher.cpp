@@ -153,11 +153,16 @@ std::vector<int> lost_ranks(std::string_view report, const std::vector<RankPlace
   };
   const std::string text(report);
   static const std::regex rank_pattern("process rank (\\d+)");
-  static const std::regex host_pattern("Peer host: *(\\S+)|Remote daemon:[^\\n]* on node (\\S+)");
+  // A peer that disconnected, a daemon lost, or a peer a surviving rank could no longer connect
+  // to (Open MPI 4.1's "failed to TCP connect to a peer MPI process ... connect() to
+  // 10.77.0.2:1026 failed", printed when a host dies before its daemon's loss is reported).
+  static const std::regex host_pattern(
+      "Peer host: *(\\S+)|Remote daemon:[^\\n]* on node (\\S+)|"
+      "connect\\(\\) to ([^\\s:]+):\\d+ failed");
   for (std::sregex_iterator it(text.begin(), text.end(), rank_pattern), end; it != end; ++it)
     if ((*it)[1].length() < 9) lost.push_back(std::stoi((*it)[1].str()));
   for (std::sregex_iterator it(text.begin(), text.end(), host_pattern), end; it != end; ++it)
-    for (std::size_t g = 1; g <= 2; ++g)
+    for (std::size_t g = 1; g <= 3; ++g)
       if ((*it)[g].matched) on_host((*it)[g].str());
   std::sort(lost.begin(), lost.end());
   lost.erase(std::unique(lost.begin(), lost.end()), lost.end());

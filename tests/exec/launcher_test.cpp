@@ -136,6 +136,14 @@ TEST_CASE("Open MPI's failure reports name the lost ranks", "[exec][robust]") {
   Remote daemon: [[38893,0],1] on node h1
 )";
   CHECK(lost_ranks(daemon, roster) == std::vector<int>{0});
+  // A host killed while the survivor connects to it (Open MPI 4.1, the namespace test).
+  const std::string connect = R"(WARNING: Open MPI failed to TCP connect to a peer MPI process.
+  Local host: h1
+  PID:        1599
+  Message:    connect() to 10.77.0.2:1026 failed
+  Error:      Operation now in progress (115)
+)";
+  CHECK(lost_ranks(connect, roster) == std::vector<int>{1, 2});
   const std::string exited =
       "mpirun noticed that process rank 2 with PID 201 on node h2 exited on signal 9 (Killed).";
   CHECK(lost_ranks(exited, roster) == std::vector<int>{2});  // one process, not its host

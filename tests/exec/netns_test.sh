@@ -109,16 +109,17 @@ launch execute -s 1f1b -p 2 -m 8 --dim 128 --tokens 128 --blocks 2 --iterations 
   --costs F=1 --watchdog 30 --hostfile "$work/hostfile" >"$work/out.txt" 2>"$work/err.txt" &
 run=$!
 victim=${hosts_ns[1]}
+# Mid-run means the ranks talk: a TCP connection from the victim to the other host (the ranks'
+# btl). Seeing the rank's process is not enough: killed while Open MPI's daemons still report
+# their start, mpirun says only that a daemon failed to start, naming no rank.
 started=0
 for _ in $(seq 1 300); do
-  for p in $(ip netns pids "$victim"); do
-    grep -qsF -- "--roster" "/proc/$p/cmdline" && started=1
-  done
-  [ $started -eq 1 ] && break
+  ip netns exec "$victim" ss -Htn state established dst 10.77.0.1 2>/dev/null | grep -q . &&
+    started=1 && break
   sleep 0.1
 done
-[ $started -eq 1 ] || { kill "$run"; cat "$work/err.txt" >&2; fail "the rank on $victim did not start"; }
-sleep 1
+[ $started -eq 1 ] || { kill "$run"; cat "$work/err.txt" >&2; fail "the ranks on $victim did not start talking"; }
+sleep 0.5
 ip netns pids "$victim" | xargs -r kill -KILL
 start=$(date +%s)
 wait "$run"
