@@ -1,9 +1,11 @@
 // libFuzzer target: the texts of the command line. The first byte picks the reader: --costs,
 // --mem-limit's number-with-unit grammar and byte units, task text (`2F0`, `(0F7;7B3)`), sizes,
-// integers, KEY=VALUE lists and the excerpts messages quote.
+// integers, KEY=VALUE lists and the excerpts messages quote, --link and --slow.
 #include "fuzz/fuzz_check.hpp"
+#include "io/comm_text.hpp"
 #include "io/cost_file.hpp"
 #include "io/text_parse.hpp"
+#include "sim/limits.hpp"
 #include "sim/task.hpp"
 
 #include <cmath>
@@ -12,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace ppsim;
   if (size == 0) return 0;
   const std::string_view text = fuzz::as_text(data + 1, size - 1);
-  switch (data[0] % 6) {
+  switch (data[0] % 8) {
   case 0: {
     CostSpec spec;
     if (fuzz::accepted([&] { apply_costs(spec, text); }))
@@ -49,6 +51,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     long long v = 0;
     if (fuzz::accepted([&] { v = parse_integer(text, "-p", -1000, 1000); }))
       fuzz::expect(v >= -1000 && v <= 1000, "parse_integer accepted a value out of its range");
+    break;
+  }
+  case 6: {
+    LinkModel link;
+    if (fuzz::accepted([&] { link = parse_link(text); }))
+      fuzz::expect(link.latency >= 0 && std::isfinite(link.bandwidth) && link.bandwidth >= 0,
+                   "--link accepted a negative latency or a non-finite bandwidth");
+    break;
+  }
+  case 7: {
+    SlowDevice slow;
+    if (fuzz::accepted([&] { slow = parse_slow(text); }))
+      fuzz::expect(slow.factor > 0 && slow.factor <= limits::kMaxSlowFactor,
+                   "--slow accepted a factor out of range");
     break;
   }
   default: {
