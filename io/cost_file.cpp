@@ -50,12 +50,12 @@ void apply_costs(CostSpec& spec, std::string_view text) {
                                     cost_key_names()));
     const auto where = fmt::format("--costs {}", key);
     const double value = parse_non_negative(text_value, where);
-    if (k->mb == &StageCosts::act_bytes || k->mb == &StageCosts::grad_bytes)
-      if (value > limits::kMaxMessageBytes)
-        throw ConfigError(fmt::format("{}: {} bytes is too large (limit {:.0e})", where,
-                                      text_value, limits::kMaxMessageBytes));
+    const bool message_bytes = k->mb == &StageCosts::act_bytes || k->mb == &StageCosts::grad_bytes;
+    if (message_bytes && value > limits::kMaxMessageBytes)
+      throw ConfigError(fmt::format("{}: {} bytes is too large (limit {:.0e})", where,
+                                    excerpt(text_value), limits::kMaxMessageBytes));
     // A memory beyond this would make a device's running sum infinite (and its peak null).
-    if (k->mb != nullptr && value > limits::kMaxMemoryUnits)
+    if (k->mb != nullptr && !message_bytes && value > limits::kMaxMemoryUnits)
       throw ConfigError(fmt::format("{}: {} is too large (at most {:g} M_B)", where,
                                     excerpt(text_value), limits::kMaxMemoryUnits));
     if (k->comm) spec.comm = ms_to_ticks(value, where);

@@ -53,6 +53,11 @@ TEST_CASE("memory values beyond the limit are refused in --costs and cost files"
   CHECK_THAT(error_of([] { (void)parse_costs("MB=1e308"); }), Contains("--costs MB: 1e308 is too large"));
   CHECK_THAT(error_of([] { (void)parse_costs("MW=2e12"); }), Contains("--costs MW"));
   CHECK_NOTHROW(parse_costs("MB=1e12"));
+  // Message sizes are bytes, bounded as bytes (1e15), not as M_B: 2e12 bytes was refused as
+  // "too large (at most 1e+12 M_B)".
+  CHECK(parse_costs("act_bytes=2e12,grad_bytes=2e12").stages[0].act_bytes == 2e12);
+  CHECK_THAT(error_of([] { (void)parse_costs("act_bytes=2e15"); }),
+             Contains("--costs act_bytes: 2e15 bytes is too large"));
   CHECK_THAT(error_of([] {
                (void)parse_cost_json(
                    R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1,"MB":1e300}]})",
