@@ -90,22 +90,10 @@ PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_re
   c.microbatch_size = sh.b;
   c.microbatches = global_per_replica / sh.b;
   c.layout = sh.layout;
-  Run first;
-  if (!simulate_candidate(rq, c, capacity, &first) || !takes_mem_limit(*find_schedule(c.schedule)) ||
-      capacity <= 0 || first.costs.memory_unit_bytes <= 0)
-    return c;
-  // The search's own default limit leaves memory unused: run it again under what the fullest
-  // device's state leaves of the capacity, and keep the faster of the two that fits (the
-  // searches are monotone in the limit, so the second is never slower in the simulation).
-  double state = 0;
-  for (const DeviceMetrics& d : first.metrics.per_device) state = std::max(state, d.state_bytes);
-  const double room = (capacity - state) / first.costs.memory_unit_bytes;
-  if (!(room > first.metrics.peak_memory * (1 + 1e-9))) return c;
-  PlanCandidate wide = c;
-  wide.mem_limit = fmt::format("{}", room);
-  if (simulate_candidate(rq, wide, capacity, nullptr) && wide.fits &&
-      (!c.fits || wide.iteration_time_ms < c.iteration_time_ms))
-    return wide;
+  Run r;
+  if (simulate_candidate(rq, c, capacity, &r) && r.mem_limit >= 0 &&
+      takes_mem_limit(*find_schedule(c.schedule)))
+    c.mem_limit = fmt::format("{}", r.mem_limit);
   return c;
 }
 
@@ -151,6 +139,9 @@ RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
   run.workload = std::move(w);
   run.cost_overrides = rq.cost_overrides;
   run.mem_limit = c.mem_limit;
+  // The searches use the memory the device has (--mem-capacity, or the device's own).
+  run.fill_capacity_bytes = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
+                                                      : rq.workload.device.memory_gib * 1073741824.0;
   return run;
 }
 

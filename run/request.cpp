@@ -84,7 +84,9 @@ Run run_request(const RunRequest& rq) {
   const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
   // With a capacity in bytes and no --mem-limit, a search that takes a limit never plans past
   // the device: its default is cut to the activations the fullest device's state leaves room for.
-  if (info != nullptr && takes_mem_limit(*info) && mem_limit < 0 && rq.mem_capacity_bytes > 0 &&
+  const bool fill = rq.fill_capacity_bytes > 0;
+  const double capacity = fill ? rq.fill_capacity_bytes : rq.mem_capacity_bytes;
+  if (info != nullptr && takes_mem_limit(*info) && mem_limit < 0 && capacity > 0 &&
       costs.memory_unit_bytes > 0) {
     const CostModel model = cost_model_for(costs, schedule);
     const Topology topo(schedule);
@@ -95,8 +97,8 @@ Run run_request(const RunRequest& rq) {
         bytes += model.stage[static_cast<std::size_t>(stage)].state_bytes;
       state = std::max(state, bytes);
     }
-    const double room = (rq.mem_capacity_bytes - state) / costs.memory_unit_bytes;
-    if (room > 0 && info->generation_limit(spec_of(rq, -1, costs)) > room) {
+    const double room = (capacity - state) / costs.memory_unit_bytes;
+    if (room > 0 && (fill || info->generation_limit(spec_of(rq, -1, costs)) > room)) {
       mem_limit = room;
       schedule = build_schedule(rq, mem_limit);
     }

@@ -35,6 +35,10 @@ struct RunRequest {
   JitterOptions jitter;  ///< --jitter, --seed, --samples (the slow devices are in costs)
   /// Bytes a device has (weights, gradients, optimizer state and activations); 0 = no check.
   double mem_capacity_bytes{0};
+  /// Without mem_limit: a search that takes a limit (zb-auto, zb-v) runs under all the
+  /// activation memory this capacity leaves beside the fullest device's state (plan), instead of
+  /// its own default cut to the room mem_capacity_bytes leaves. 0 = not asked.
+  double fill_capacity_bytes{0};
   PytorchNotation pytorch_notation{PytorchNotation::current};  ///< how a *.csv file is read
 };
 

@@ -465,19 +465,11 @@ private:
     // NOTE: with one chunk every input is placed by then. With chunks, device 0's F of a later
     // chunk needs device p-1's F of this round: it goes after it, in a second pass (and so on
     // for a device whose input that made wait); W fill the wait.
-    bool waiting = false;
-    for (int d = 0; d < p_; ++d) {
-      if (req_[ix(d)] == 0) continue;
-      if (!f_input_placed(d, f_[ix(d)])) {
-        waiting = true;
-        continue;
-      }
-      place_f(d);
-      req_[ix(d)] = 0;
-    }
-    while (waiting) {
+    // Passes until every F is placed, or one places none (inputs of a later round: skip them).
+    bool waiting = true, progress = true;
+    while (waiting && progress) {
       waiting = false;
-      bool progress = false;
+      progress = false;
       for (int d = 0; d < p_; ++d) {
         if (req_[ix(d)] == 0) continue;
         if (!f_input_placed(d, f_[ix(d)])) {
@@ -488,7 +480,6 @@ private:
         req_[ix(d)] = 0;
         progress = true;
       }
-      if (!progress) break;  // inputs of a later round: skip this round
     }
     // phase C: B i on every device, last first (each B's input is then placed)
     for (int d = p_ - 1; d >= 0; --d) {
