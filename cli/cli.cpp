@@ -38,35 +38,16 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
                  "micro-batches per iteration; required for a name");
   cmd.add_option("-v,--chunks", o.chunks, "stages per device (interleaved); default per schedule")
       ->check(CLI::Range(0, limits::kMaxDevices));
-  cmd.add_option("--costs", o.costs,
-                 "costs per device-stage: F=1,B=1,W=1,BW=..,FB=..,comm=0 (ms),MB=1,MW=0.5 (M_B)");
-  cmd.add_option("--costs-file", o.costs_file, "a ppsim.costs/1 cost file (data/costs/*.json)");
-  cmd.add_option("--calibrate", o.calibrate,
-                 "calibrate on this CPU first: dim=..,tokens=..,blocks=..[,threads=..]");
+  add_cost_options(cmd, o);
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
-  if (cmd.get_name() != "export") {
-    cmd.add_option("--comm-mode", o.comm_mode,
-                   "async (sends do not occupy the sender; default) or blocking (isend + wait: "
-                   "the sender waits until its message is delivered)");
-    cmd.add_option("--link", o.link,
-                   "latency=MS,bandwidth=GB/s,contention=none|duplex: a message takes latency + "
-                   "bytes / bandwidth (bytes: --costs act_bytes=,grad_bytes=); duplex: one "
-                   "message at a time per directed device pair");
-  }
+  if (cmd.get_name() != "export") add_comm_options(cmd, o);
   add_model_options(cmd, o);
   add_pytorch_notation_option(cmd, o.pytorch_notation);
   // NOTE: execute has its own --iterations (real training steps on MPI ranks) and export writes
   // one iteration's order; neither simulates iterations, so they do not get these options.
   if (cmd.get_name() == "execute" || cmd.get_name() == "export") return;
-  cmd.add_option("--iterations", o.iterations,
-                 "simulate K training iterations back to back (default 1); metrics stay per "
-                 "iteration, the trace shows all, iteration_time_ms is the steady state");
-  cmd.add_option("--optimizer-step", o.optimizer_step,
-                 "optimizer step per device after each iteration, ms (default 0)");
-  cmd.add_option("--sync", o.sync,
-                 "at the step: allreduce (barrier, everyone waits for the slowest; default) or "
-                 "post-validation (no barrier, ZB paper section 4)");
+  add_iteration_options(cmd, o);
   cmd.add_option("--jitter", o.jitter,
                  "noisy durations: each task's lognormal with this coefficient of variation, "
                  "mean kept; reports the distribution of the cost over --samples");
@@ -76,6 +57,35 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("--slow", o.slow,
                  "device=D,factor=X: a straggler, device D's tasks take X times as long "
                  "(repeatable)");
+}
+
+void add_cost_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--costs", o.costs,
+                 "costs per device-stage: F=1,B=1,W=1,BW=..,FB=..,comm=0 (ms),MB=1,MW=0.5 (M_B)");
+  cmd.add_option("--costs-file", o.costs_file, "a ppsim.costs/1 cost file (data/costs/*.json)");
+  cmd.add_option("--calibrate", o.calibrate,
+                 "calibrate on this CPU first: dim=..,tokens=..,blocks=..[,threads=..]");
+}
+
+void add_comm_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--comm-mode", o.comm_mode,
+                 "async (sends do not occupy the sender; default) or blocking (isend + wait: "
+                 "the sender waits until its message is delivered)");
+  cmd.add_option("--link", o.link,
+                 "latency=MS,bandwidth=GB/s,contention=none|duplex: a message takes latency + "
+                 "bytes / bandwidth (bytes: --costs act_bytes=,grad_bytes=); duplex: one "
+                 "message at a time per directed device pair");
+}
+
+void add_iteration_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--iterations", o.iterations,
+                 "simulate K training iterations back to back (default 1); metrics stay per "
+                 "iteration, the trace shows all, iteration_time_ms is the steady state");
+  cmd.add_option("--optimizer-step", o.optimizer_step,
+                 "optimizer step per device after each iteration, ms (default 0)");
+  cmd.add_option("--sync", o.sync,
+                 "at the step: allreduce (barrier, everyone waits for the slowest; default) or "
+                 "post-validation (no barrier, ZB paper section 4)");
 }
 
 void require_shape(const CLI::App& cmd, const RunOptions& o) {
@@ -177,7 +187,7 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   rq.microbatches = o.microbatches;
   rq.chunks = o.chunks;
   rq.costs = costs;
-  rq.mem_limit = o.mem_limit;
+  rq.mem_limit = parse_mem_limit(o.mem_limit);
   rq.iterations = iteration_options(o);
   rq.comm.mode = parse_comm_mode(o.comm_mode);
   if (!o.link.empty()) rq.comm.link = parse_link(o.link);

@@ -59,6 +59,15 @@ struct RunOptions {
   std::vector<std::string> slow;        ///< --slow device=D,factor=X (repeatable)
 };
 
+/// Adds --costs, --costs-file and --calibrate.
+void add_cost_options(CLI::App& cmd, RunOptions& options);
+
+/// Adds --comm-mode and --link.
+void add_comm_options(CLI::App& cmd, RunOptions& options);
+
+/// Adds --iterations, --optimizer-step and --sync.
+void add_iteration_options(CLI::App& cmd, RunOptions& options);
+
 /// Adds --model, --device, --layout, --layers-per-stage, --dp, --zero and --mem-capacity.
 void add_model_options(CLI::App& cmd, RunOptions& options);
 

@@ -165,7 +165,7 @@ int run_plan(const PlanOptions& o, Io io) {
       e["microbatch_size"] = c.microbatch_size;
       e["layout"] = c.layout;
       // null: the schedule's own memory (default limit, or none)
-      e["mem_limit"] = c.mem_limit.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(std::stod(c.mem_limit));
+      e["mem_limit"] = c.mem_limit < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(c.mem_limit);
       e["iteration_time_ms"] = c.iteration_time_ms;
       e["cost_ms"] = c.cost_ms;
       e["bubble_rate"] = c.bubble_rate;

@@ -62,7 +62,11 @@ int run_sweep(const SweepOptions& o, Io io) {
   grid.microbatches = int_list(o.microbatches, "--microbatches");
   // A shape a generator refuses is a rejected point; a negative chunk count is no shape at all.
   if (!o.chunks.empty()) grid.chunks = int_list(o.chunks, "--chunks", 0, limits::kMaxDevices);
-  if (!o.mem_limits.empty()) grid.mem_limits = split_list(o.mem_limits, "--mem-limit");
+  if (!o.mem_limits.empty()) {
+    grid.mem_limits.clear();
+    for (const std::string& text : split_list(o.mem_limits, "--mem-limit"))
+      grid.mem_limits.push_back(parse_mem_limit(text));
+  }
   const RunRequest base = to_request(o.run, "", resolve_costs(o.run, io));
   const std::vector<SweepPoint> points = run_sweep(grid, base, &io.progress);
   if (!o.html.empty())
@@ -296,11 +300,11 @@ void add_report_commands(CLI::App& app, Io io, Action& action) {
                                                "schedule)");
   sweep->add_option("--mem-limit", so->mem_limits,
                     "memory limits, comma-separated: 1p,1.5p,2p (K*p*M_B), 12 (M_B) or 3GiB");
-  sweep->add_option("--costs", so->run.costs,
-                    "costs per device-stage: F=1,B=1,W=1,BW=..,FB=..,comm=0 (ms),MB=1,MW=0.5");
-  sweep->add_option("--costs-file", so->run.costs_file, "a ppsim.costs/1 cost file");
-  sweep->add_option("--calibrate", so->run.calibrate,
-                    "calibrate on this CPU first: dim=..,tokens=..,blocks=..[,threads=..]");
+  // The workload options of every command that runs schedules (simulate's), but the shape.
+  add_cost_options(*sweep, so->run);
+  add_comm_options(*sweep, so->run);
+  add_model_options(*sweep, so->run);
+  add_iteration_options(*sweep, so->run);
   auto* csv = sweep->add_flag("--csv", so->csv, "print CSV (one row per point) instead of a table");
   auto* json = sweep->add_flag("--json", so->json, "print JSON (schema ppsim.sweep/1)");
   csv->excludes(json);

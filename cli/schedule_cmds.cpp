@@ -133,8 +133,7 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
         throw ConfigError(
             fmt::format("--schedule '{}': export takes one schedule", o.schedules));
       const RunRequest rq = to_request(o, o.schedules, resolve_costs(o, io));
-      const Schedule s =
-          build_schedule(rq, resolve_mem_limit(rq.mem_limit, rq.devices.value_or(0), rq.costs));
+      const Schedule s = resolve_request(rq).schedule;
       check_schedule(s, s.name);
       io.progress.finish();
       const auto slots = opts->format == "pytorch-csv" ? pytorch_slots_of(rq)

@@ -6,6 +6,9 @@
 //   rows = ppsim.timeline("zb-v", p=4, m=8)        # one dict per task, for pandas / matplotlib
 #include "io/atomic_file.hpp"
 #include "io/cost_file.hpp"
+#include "io/device_file.hpp"
+#include "io/mem_limit_text.hpp"
+#include "io/model_file.hpp"
 #include "io/schedule_file.hpp"
 #include "run/request.hpp"
 #include "schedules/registry.hpp"
@@ -64,22 +67,26 @@ std::string number_or_text(const py::object& value, std::string_view what) {
   throw ConfigError(fmt::format("{}: expected a number or a text", what));
 }
 
-// `costs={"F": 2, "B": 2}` or `costs="F=2,B=2"`, on top of `costs_file`.
-CostSpec costs_of(const py::object& costs, const std::optional<std::string>& costs_file) {
-  CostSpec spec;
-  if (costs_file) spec = load_cost_file(*costs_file);
-  if (costs.is_none()) return spec;
-  if (py::isinstance<py::str>(costs)) {
-    apply_costs(spec, costs.cast<std::string>());
-    return spec;
-  }
+// `costs={"F": 2, "B": 2}` or `costs="F=2,B=2"` as the --costs text.
+std::string cost_text_of(const py::object& costs) {
+  if (py::isinstance<py::str>(costs)) return costs.cast<std::string>();
   if (!py::isinstance<py::dict>(costs))
     throw ConfigError("costs: expected a dict such as {\"F\": 2, \"B\": 2, \"W\": 2} or a text");
   std::string text;
   for (const auto& [key, value] : costs.cast<py::dict>()) {
     const std::string k = py::str(key);
-    text += (text.empty() ? "" : ",") + k + "=" + number_or_text(py::reinterpret_borrow<py::object>(value), "costs " + k);
+    text += (text.empty() ? "" : ",") + k + "=" +
+            number_or_text(py::reinterpret_borrow<py::object>(value), "costs " + k);
   }
+  return text;
+}
+
+// The costs of `costs` on top of `costs_file`, as --costs on top of --costs-file.
+CostSpec costs_of(const py::object& costs, const std::optional<std::string>& costs_file) {
+  CostSpec spec;
+  if (costs_file) spec = load_cost_file(*costs_file);
+  if (costs.is_none()) return spec;
+  const std::string text = cost_text_of(costs);
   if (!text.empty()) apply_costs(spec, text);
   return spec;
 }
@@ -95,6 +102,8 @@ struct Options {
   int iterations{1};
   double optimizer_step{0};
   std::string sync{"allreduce"};
+  std::optional<std::string> model;   ///< a preset or a ppsim.model/1 file, as --model
+  std::optional<std::string> device;  ///< with model: a preset or a ppsim.device/1 file
 };
 
 RunRequest request_of(const std::string& schedule, const Options& o) {
@@ -103,8 +112,20 @@ RunRequest request_of(const std::string& schedule, const Options& o) {
   rq.devices = o.p;
   rq.microbatches = o.m;
   rq.chunks = o.v.value_or(0);
-  rq.costs = costs_of(o.costs, o.costs_file);
-  if (!o.mem_limit.is_none()) rq.mem_limit = number_or_text(o.mem_limit, "mem_limit");
+  if (o.device && !o.model) throw ConfigError("device: needs model");
+  if (o.model) {
+    if (o.costs_file) throw ConfigError("model and costs_file: give one source of costs");
+    WorkloadSpec w;
+    w.model = load_model(*o.model);
+    w.device = load_device(o.device.value_or("h100"));
+    rq.workload = std::move(w);
+    // As --model with --costs: the model's costs, the given keys on top.
+    if (!o.costs.is_none()) rq.cost_overrides = cost_text_of(o.costs);
+    rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
+  } else {
+    rq.costs = costs_of(o.costs, o.costs_file);
+  }
+  if (!o.mem_limit.is_none()) rq.mem_limit = parse_mem_limit(number_or_text(o.mem_limit, "mem_limit"));
   rq.iterations.count = o.iterations;
   rq.iterations.optimizer_step = ms_to_ticks(o.optimizer_step, "optimizer_step");
   rq.iterations.sync = parse_sync(o.sync);
@@ -191,9 +212,14 @@ std::vector<std::string> names_of(const py::object& schedules) {
 
 Options options(std::optional<int> p, std::optional<int> m, std::optional<int> v,
                 py::object costs, std::optional<std::string> costs_file, py::object mem_limit,
-                int iterations, double optimizer_step, std::string sync) {
-  return Options{p, m, v, std::move(costs), std::move(costs_file), std::move(mem_limit),
-                 iterations, optimizer_step, std::move(sync)};
+                int iterations, double optimizer_step, std::string sync,
+                std::optional<std::string> model, std::optional<std::string> device) {
+  return Options{p,          m,
+                 v,          std::move(costs),
+                 std::move(costs_file), std::move(mem_limit),
+                 iterations, optimizer_step,
+                 std::move(sync), std::move(model),
+                 std::move(device)};
 }
 
 } // namespace
@@ -247,17 +273,19 @@ PYBIND11_MODULE(ppsim, mod) {
   py::arg("p") = py::none(), py::arg("m") = py::none(), py::arg("v") = py::none(),            \
   py::arg("costs") = py::none(), py::arg("costs_file") = py::none(),                           \
   py::arg("mem_limit") = py::none(), py::arg("iterations") = 1,                                \
-  py::arg("optimizer_step") = 0.0, py::arg("sync") = "allreduce"
+  py::arg("optimizer_step") = 0.0, py::arg("sync") = "allreduce", py::arg("model") = py::none(), \
+  py::arg("device") = py::none()
 
   mod.def(
       "simulate",
       [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
+         std::optional<std::string> model, std::optional<std::string> device,
          std::optional<std::string> trace) {
         const Run r = run(schedule, options(p, m, v, std::move(costs), std::move(costs_file),
                                             std::move(mem_limit), iterations, optimizer_step,
-                                            std::move(sync)));
+                                            std::move(sync), std::move(model), std::move(device)));
         if (trace)
           write_file_atomically(*trace, [&](std::ostream& f) { write_chrome_trace(f, r); });
         return metrics_of(r);
@@ -272,10 +300,11 @@ PYBIND11_MODULE(ppsim, mod) {
       "compare",
       [](const py::object& schedules, std::optional<int> p, std::optional<int> m,
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
-         py::object mem_limit, int iterations, double optimizer_step, std::string sync) {
+         py::object mem_limit, int iterations, double optimizer_step, std::string sync,
+         std::optional<std::string> model, std::optional<std::string> device) {
         const Options o = options(p, m, v, std::move(costs), std::move(costs_file),
                                   std::move(mem_limit), iterations, optimizer_step,
-                                  std::move(sync));
+                                  std::move(sync), std::move(model), std::move(device));
         py::list out;
         for (const std::string& name : names_of(schedules)) out.append(metrics_of(run(name, o)));
         return out;
@@ -288,10 +317,12 @@ PYBIND11_MODULE(ppsim, mod) {
       "timeline",
       [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
-         py::object mem_limit, int iterations, double optimizer_step, std::string sync) {
+         py::object mem_limit, int iterations, double optimizer_step, std::string sync,
+         std::optional<std::string> model, std::optional<std::string> device) {
         return timeline_of(run(schedule, options(p, m, v, std::move(costs),
                                                  std::move(costs_file), std::move(mem_limit),
-                                                 iterations, optimizer_step, std::move(sync))));
+                                                 iterations, optimizer_step, std::move(sync),
+                                                 std::move(model), std::move(device))));
       },
       py::arg("schedule"), PPSIM_RUN_ARGS,
       "One dict per executed task (device, task, kind, stage, chunk, microbatch, start_ms, "
@@ -302,20 +333,23 @@ PYBIND11_MODULE(ppsim, mod) {
       "schedule",
       [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
-         py::object mem_limit) {
+         py::object mem_limit, std::optional<std::string> model,
+         std::optional<std::string> device) {
         const RunRequest rq = request_of(
             schedule, options(p, m, v, std::move(costs), std::move(costs_file),
-                              std::move(mem_limit), 1, 0.0, "allreduce"));
+                              std::move(mem_limit), 1, 0.0, "allreduce", std::move(model),
+                              std::move(device)));
         Schedule s;
         {
           py::gil_scoped_release release;
-          s = build_schedule(rq, resolve_mem_limit(rq.mem_limit, rq.devices.value_or(0), rq.costs));
+          s = resolve_request(rq).schedule;
         }
         return actions_of(s);
       },
       py::arg("schedule"), py::arg("p") = py::none(), py::arg("m") = py::none(),
       py::arg("v") = py::none(), py::arg("costs") = py::none(),
       py::arg("costs_file") = py::none(), py::arg("mem_limit") = py::none(),
+      py::arg("model") = py::none(), py::arg("device") = py::none(),
       "Per device, the ordered actions in PyTorch's text ('0F1' forward, '2I1' backward for the "
       "input, '0W3' weights, '0B3' full backward, '(0F7;7B3)OVERLAP_F_B'), as "
       "torch.distributed.pipelining writes them; ppsim's text ('0BW3') where the format cannot "

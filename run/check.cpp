@@ -44,7 +44,7 @@ RunRequest case_request(const std::string& file, const BaselineCase& c) {
   rq.chunks = c.chunks;
   if (!c.costs_file.empty()) rq.costs = load_cost_file(beside(file, c.costs_file));
   if (!c.costs.empty()) apply_costs(rq.costs, c.costs);
-  rq.mem_limit = c.mem_limit;
+  rq.mem_limit = parse_mem_limit(c.mem_limit);
   return rq;
 }
 

@@ -40,7 +40,7 @@ double least_possible(const Run& r) {
 
 // The run of `rq` under `limit` M_B, or nullopt when that is infeasible.
 std::optional<Run> run_at(RunRequest rq, double limit) {
-  rq.mem_limit = fmt::format("{:.17g}", limit);
+  rq.mem_limit = MemLimit::of_units(limit);
   rq.jitter = {};
   try {
     return run_request(rq);
@@ -67,7 +67,7 @@ double least_mem_limit(const RunRequest& rq) {
   const bool file = is_schedule_file(rq.schedule);
   const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
   RunRequest free = rq;
-  free.mem_limit.clear();
+  free.mem_limit = {};
   free.jitter = {};  // the limit depends on the order, not on sampled durations
   if (info == nullptr || !info->automatic()) return peak_of(run_request(free));
 
@@ -75,7 +75,8 @@ double least_mem_limit(const RunRequest& rq) {
   // with the limit (the more memory, the more orders fit); every value returned was checked to
   // work.
   const int devices = rq.devices.value_or(0);
-  const double asked = std::max(0.0, resolve_mem_limit(rq.mem_limit, devices, rq.costs));
+  const double asked =
+      std::max(0.0, mem_limit_units(rq.mem_limit, devices, request_costs(rq, std::max(1, devices))));
   double lo = asked;
   double hi = lo > 0 ? 2 * lo : 1.0;
   std::optional<Run> found;

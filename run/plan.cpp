@@ -93,7 +93,7 @@ PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_re
   Run r;
   if (simulate_candidate(rq, c, capacity, &r) && r.mem_limit >= 0 &&
       takes_mem_limit(*find_schedule(c.schedule)))
-    c.mem_limit = fmt::format("{}", r.mem_limit);
+    c.mem_limit = r.mem_limit;
   return c;
 }
 
@@ -138,7 +138,7 @@ RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
   w.layers_per_stage.clear();
   run.workload = std::move(w);
   run.cost_overrides = rq.cost_overrides;
-  run.mem_limit = c.mem_limit;
+  if (c.mem_limit >= 0) run.mem_limit = MemLimit::of_units(c.mem_limit);
   // The searches use the memory the device has (--mem-capacity, or the device's own).
   run.fill_capacity_bytes = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
                                                       : rq.workload.device.memory_gib * 1073741824.0;

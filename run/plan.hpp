@@ -34,8 +34,8 @@ struct PlanCandidate {
   int microbatch_size{0};
   std::string layout;
   /// The --mem-limit a memory-limited search (zb-auto, zb-v) ran under: the activation memory
-  /// the device has room for beside its state, in M_B; "" = the schedule's own default.
-  std::string mem_limit;
+  /// the device has room for beside its state, in M_B; < 0 = the schedule's own default.
+  double mem_limit{-1};
   double iteration_time_ms{0};  ///< one iteration, first start to last end (all-reduce at the step)
   double cost_ms{0};            ///< the paper's cost (max span)
   double bubble_rate{0};

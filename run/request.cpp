@@ -18,29 +18,21 @@
 
 namespace ppsim {
 
-double resolve_mem_limit(const std::string& text, int devices, const CostSpec& costs) {
-  if (text.empty()) return -1;
-  const auto bad = [&](std::string_view why) {
-    return ConfigError(fmt::format("--mem-limit '{}': {} (use 2p, 1.5p, 12 or 3GiB)", text, why));
-  };
-  NumberWithUnit n;
-  try {
-    n = parse_number_with_unit(text, "--mem-limit");
-  } catch (const ConfigError&) {
-    throw bad("expected a number");
-  }
-  const double value = n.value;
-  if (!std::isfinite(value) || value <= 0) throw bad("must be a positive number");
-  const std::string unit(n.unit);
-  if (unit.empty()) return value;
-  if (unit == "p") return value * devices;
-  if (const auto bytes = byte_unit(unit)) {
+double mem_limit_units(const MemLimit& limit, int devices, const CostSpec& costs) {
+  switch (limit.unit) {
+  case MemLimit::Unit::none: return -1;
+  case MemLimit::Unit::units: return limit.value;
+  case MemLimit::Unit::per_device: return limit.value * devices;
+  case MemLimit::Unit::bytes:
     if (costs.memory_unit_bytes <= 0)
-      throw bad("a limit in bytes needs a cost file that knows bytes (memory_unit_bytes), e.g. "
-                "from `ppsim calibrate`");
-    return value * *bytes / costs.memory_unit_bytes;
+      throw ConfigError(fmt::format(
+          "--mem-limit '{}': a limit in bytes needs costs that know the bytes of M_B: --model "
+          "and --device, or a cost file with memory_unit_bytes (from `ppsim calibrate`); or give "
+          "it as 2p, 1.5p or 12 M_B",
+          excerpt(limit.text)));
+    return limit.value / costs.memory_unit_bytes;
   }
-  throw bad(fmt::format("unknown unit '{}'", unit));
+  return -1;
 }
 
 CostSpec request_costs(const RunRequest& rq, int devices) {
@@ -66,43 +58,58 @@ ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& cos
   return spec;
 }
 
-} // namespace
-
-Schedule build_schedule(const RunRequest& rq, double mem_limit) {
-  if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule, rq.pytorch_notation);
-  const CostSpec costs = request_costs(rq, rq.devices.value_or(1));
+Schedule build_schedule(const RunRequest& rq, double mem_limit, const CostSpec& costs) {
   return make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
 }
 
-Run run_request(const RunRequest& rq) {
+// The most bytes any device holds whatever the schedule (weights, gradients, optimizer state).
+double fullest_state_bytes(const Schedule& schedule, const CostSpec& costs) {
+  const CostModel model = cost_model_for(costs, schedule);
+  const Topology topo(schedule);
+  double state = 0;
+  for (int d = 0; d < schedule.devices; ++d) {
+    double bytes = 0;
+    for (const int stage : topo.device_stages(d))
+      bytes += model.stage[static_cast<std::size_t>(stage)].state_bytes;
+    state = std::max(state, bytes);
+  }
+  return state;
+}
+
+} // namespace
+
+ResolvedRequest resolve_request(const RunRequest& rq) {
+  ResolvedRequest r;
   const bool file = is_schedule_file(rq.schedule);
-  Schedule schedule = file ? load_schedule_file(rq.schedule, rq.pytorch_notation) : Schedule{};
-  const int devices = file ? schedule.devices : rq.devices.value_or(0);
-  const CostSpec costs = request_costs(rq, std::max(1, devices));
-  double mem_limit = resolve_mem_limit(rq.mem_limit, devices, costs);
-  if (!file) schedule = build_schedule(rq, mem_limit);
-  const ScheduleInfo* info = file ? nullptr : find_schedule(rq.schedule);
+  if (file) r.schedule = load_schedule_file(rq.schedule, rq.pytorch_notation);
+  const int devices = file ? r.schedule.devices : rq.devices.value_or(0);
+  r.costs = request_costs(rq, std::max(1, devices));
+  r.mem_limit = mem_limit_units(rq.mem_limit, devices, r.costs);
+  if (file) return r;
+  r.info = find_schedule(rq.schedule);
+  r.schedule = build_schedule(rq, r.mem_limit, r.costs);
   // With a capacity in bytes and no --mem-limit, a search that takes a limit never plans past
   // the device: its default is cut to the activations the fullest device's state leaves room for.
   const bool fill = rq.fill_capacity_bytes > 0;
   const double capacity = fill ? rq.fill_capacity_bytes : rq.mem_capacity_bytes;
-  if (info != nullptr && takes_mem_limit(*info) && mem_limit < 0 && capacity > 0 &&
-      costs.memory_unit_bytes > 0) {
-    const CostModel model = cost_model_for(costs, schedule);
-    const Topology topo(schedule);
-    double state = 0;
-    for (int d = 0; d < schedule.devices; ++d) {
-      double bytes = 0;
-      for (const int stage : topo.device_stages(d))
-        bytes += model.stage[static_cast<std::size_t>(stage)].state_bytes;
-      state = std::max(state, bytes);
-    }
-    const double room = (capacity - state) / costs.memory_unit_bytes;
-    if (room > 0 && (fill || info->generation_limit(spec_of(rq, -1, costs)) > room)) {
-      mem_limit = room;
-      schedule = build_schedule(rq, mem_limit);
+  if (r.info != nullptr && takes_mem_limit(*r.info) && r.mem_limit < 0 && capacity > 0 &&
+      r.costs.memory_unit_bytes > 0) {
+    const double room =
+        (capacity - fullest_state_bytes(r.schedule, r.costs)) / r.costs.memory_unit_bytes;
+    if (room > 0 && (fill || r.info->generation_limit(spec_of(rq, -1, r.costs)) > room)) {
+      r.mem_limit = room;
+      r.schedule = build_schedule(rq, r.mem_limit, r.costs);
     }
   }
+  return r;
+}
+
+Run run_request(const RunRequest& rq) {
+  ResolvedRequest resolved = resolve_request(rq);
+  const CostSpec& costs = resolved.costs;
+  const double mem_limit = resolved.mem_limit;
+  const ScheduleInfo* info = resolved.info;
+  Schedule schedule = std::move(resolved.schedule);
   // How far from optimal an automatic schedule is: the bound of one iteration's tasks at the
   // limit its generator worked under (an explicit --mem-limit, or its default).
   std::optional<CostBound> bound;
@@ -137,7 +144,7 @@ Run run_request(const RunRequest& rq) {
         throw InfeasibleError(fmt::format(
             "{}: device {} peaks at {} M_B, above --mem-limit {} ({} M_B)", run.schedule.name,
             d.device, human_number(d.peak_memory),
-            rq.mem_limit.empty() ? "(the room left by the capacity)" : rq.mem_limit,
+            rq.mem_limit.given() ? rq.mem_limit.text : "(the room left by the capacity)",
             human_number(mem_limit)));
     }
     // Overlapping iterations (post-validation) may hold more than one iteration's peak.
@@ -148,7 +155,7 @@ Run run_request(const RunRequest& rq) {
             "{}: device {} peaks at {} M_B over {} iterations ({}), above --mem-limit {} "
             "({} M_B)",
             run.schedule.name, d, human_number(peaks[d]), iterations.count,
-            sync_name(iterations.sync), rq.mem_limit, human_number(mem_limit)));
+            sync_name(iterations.sync), rq.mem_limit.text, human_number(mem_limit)));
     }
   }
   if (rq.mem_capacity_bytes > 0) {

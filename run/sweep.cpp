@@ -78,10 +78,9 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
     if (!is_schedule_file(name) && find_schedule(name) == nullptr)
       throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", name,
                                     schedule_names()));
-  // A malformed limit is wrong for every point: say so once instead of on each row.
-  CostSpec probe = base.costs;
-  if (base.workload) probe.memory_unit_bytes = 1;  // a model knows bytes
-  for (const auto& limit : grid.mem_limits) (void)resolve_mem_limit(limit, 1, probe);
+  // A limit in bytes on costs that know no bytes is wrong for every point: say so once.
+  const CostSpec probe = request_costs(base, 1);
+  for (const MemLimit& limit : grid.mem_limits) (void)mem_limit_units(limit, 1, probe);
 
   std::vector<SweepPoint> points = expand_sweep_grid(grid);
   std::size_t done = 0;

@@ -18,7 +18,7 @@ struct SweepGrid {
   std::vector<int> devices;
   std::vector<int> microbatches;
   std::vector<int> chunks{0};               ///< 0 = the schedule's default
-  std::vector<std::string> mem_limits{""};  ///< memory-limit texts; "" = none
+  std::vector<MemLimit> mem_limits{MemLimit{}};  ///< parsed limits; MemLimit{} = none
 };
 
 /// How a point ended: it ran, or the run's error (exit 5, 4 or 3 of a single run).
@@ -37,7 +37,7 @@ struct SweepPoint {
   int devices{0};
   int microbatches{0};
   int chunks{0};  ///< as asked (0 = default); `run_chunks` is what the schedule used
-  std::string mem_limit;
+  MemLimit mem_limit;
 
   SweepStatus status{SweepStatus::ok};
   std::string reason;

@@ -49,7 +49,7 @@ void write_sweep_table(std::ostream& out, std::span<const SweepPoint> points) {
     out << fmt::format("{:<18} {:>4} {:>5} {:>7} {:>9} {:<10} {:>12} {:>8} {:>8}  {}\n",
                        pt.schedule, pt.devices, pt.microbatches,
                        ok ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
-                       limit_text(pt.mem_limit), sweep_status_name(pt.status), ok ? human_number(pt.cost_ms) : "-",
+                       limit_text(pt.mem_limit.text), sweep_status_name(pt.status), ok ? human_number(pt.cost_ms) : "-",
                        ok ? human_percent(pt.bubble_rate) : "-",
                        ok ? human_number(pt.peak_memory) : "-", reason_text(pt));
   }
@@ -64,7 +64,7 @@ void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points) {
     const int v = pt.ok() ? pt.run_chunks : pt.chunks;
     std::string line = fmt::format("{},{},{},{},{},{},", csv_field(pt.schedule), pt.devices,
                                    pt.microbatches, v > 0 ? fmt::format("{}", v) : "",
-                                   csv_field(pt.mem_limit), sweep_status_name(pt.status));
+                                   csv_field(pt.mem_limit.text), sweep_status_name(pt.status));
     if (pt.ok()) {
       line += fmt::format("{},{},{},{},{},{},{},", pt.tasks,
                           json_number(pt.makespan_ms), json_number(pt.cost_ms),
@@ -91,8 +91,8 @@ std::string sweep_json(std::span<const SweepPoint> points) {
     const int v = pt.ok() ? pt.run_chunks : pt.chunks;
     if (v > 0) j["v"] = v;
     else j["v"] = nullptr;
-    if (pt.mem_limit.empty()) j["mem_limit"] = nullptr;
-    else j["mem_limit"] = pt.mem_limit;
+    if (!pt.mem_limit.given()) j["mem_limit"] = nullptr;
+    else j["mem_limit"] = pt.mem_limit.text;
     j["status"] = sweep_status_name(pt.status);
     if (!pt.ok()) {
       j["reason"] = pt.reason;
@@ -136,14 +136,14 @@ std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points) {
     std::string name = fmt::format("{} p={}", pt.schedule, pt.devices);
     if (pt.chunks > 0) name += fmt::format(" v={}", pt.chunks);
     const std::string mem_name = name + fmt::format(" m={}", pt.microbatches);
-    if (!pt.mem_limit.empty()) name += " mem=" + pt.mem_limit;
+    if (pt.mem_limit.given()) name += " mem=" + pt.mem_limit.text;
     LineSeries& s = series_of(by_m.series, name);
     if (!mem_points.contains(mem_name)) mem_order.push_back(mem_name);
     auto& mp = mem_points[mem_name];
     if (!pt.ok()) continue;
     const std::string tip =
         fmt::format("{} m={} mem limit {}: bubble {}, cost {} ms, peak {} M_B", name,
-                    pt.microbatches, limit_text(pt.mem_limit), human_percent(pt.bubble_rate),
+                    pt.microbatches, limit_text(pt.mem_limit.text), human_percent(pt.bubble_rate),
                     human_number(pt.cost_ms), human_number(pt.peak_memory));
     s.x.push_back(pt.microbatches);
     s.y.push_back(100 * pt.bubble_rate);
@@ -237,7 +237,7 @@ void write_sweep_html(std::ostream& out, std::span<const SweepPoint> points,
         "</tr>\n",
         xml_escaped(pt.schedule), pt.devices, pt.microbatches,
         good ? fmt::format("{}", pt.run_chunks) : chunks_text(pt.chunks),
-        xml_escaped(limit_text(pt.mem_limit)), good ? "status-ok" : "status-bad",
+        xml_escaped(limit_text(pt.mem_limit.text)), good ? "status-ok" : "status-bad",
         sweep_status_name(pt.status), good ? human_number(pt.cost_ms) : "-",
         good ? human_percent(pt.bubble_rate) : "-", good ? human_number(pt.peak_memory) : "-",
         xml_escaped(reason_text(pt)));

@@ -119,7 +119,7 @@ TEST_CASE("bad values exit 3 and say where and what", "[cli]") {
       {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "Q=1"}, "unknown key 'Q'"},
       {{"simulate", "-s", "nope", "-p", "4", "-m", "8"}, "unknown schedule 'nope' (valid: gpipe, 1f1b"},
       {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "-2"}, "--mem-limit '-2'"},
-      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "3GiB"}, "needs a cost file that knows bytes"},
+      {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "3GiB"}, "needs costs that know the bytes of M_B: --model and --device"},
       {{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs-file", "no/such.json"}, "no/such.json: cannot open"},
       {{"simulate", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8"}, "simulate takes one schedule"},
   };

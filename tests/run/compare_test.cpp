@@ -22,13 +22,13 @@ RunRequest request(const std::string& name, int p, int m, const std::string& lim
   rq.devices = p;
   rq.microbatches = m;
   rq.costs = parse_costs(costs);
-  rq.mem_limit = limit;
+  rq.mem_limit = parse_mem_limit(limit);
   return rq;
 }
 
 // Whether the request runs under `limit` M_B.
 bool runs_at(RunRequest rq, double limit) {
-  rq.mem_limit = fmt::format("{:.17g}", limit);
+  rq.mem_limit = MemLimit::of_units(limit);
   try {
     (void)run_request(rq);
     return true;

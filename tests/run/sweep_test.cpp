@@ -15,7 +15,7 @@ TEST_CASE("a sweep grid expands every combination with m innermost", "[run][swee
   g.schedules = {"1f1b", "zb-h2"};
   g.devices = {2, 4};
   g.microbatches = {8, 16, 32};
-  g.mem_limits = {"", "2p"};
+  g.mem_limits = {MemLimit{}, parse_mem_limit("2p")};
   const auto points = expand_sweep_grid(g);
   REQUIRE(points.size() == 2 * 2 * 3 * 2);
   CHECK(points[0].schedule == "1f1b");
@@ -23,7 +23,7 @@ TEST_CASE("a sweep grid expands every combination with m innermost", "[run][swee
   CHECK(points[0].microbatches == 8);
   CHECK(points[1].microbatches == 16);
   CHECK(points[2].microbatches == 32);
-  CHECK(points[3].mem_limit == "2p");
+  CHECK(points[3].mem_limit.text == "2p");
   CHECK(points[6].devices == 4);
   CHECK(points[12].schedule == "zb-h2");
   for (const auto& pt : points) CHECK(pt.ok());
@@ -42,7 +42,7 @@ TEST_CASE("a sweep grid over the point limit is refused before it is built", "[r
                                     "points; at most 100000"));
   // A product beyond 64 bits saturates instead of wrapping.
   g.chunks.assign(100'000, 0);
-  g.mem_limits.assign(100'000, "");
+  g.mem_limits.assign(100'000, MemLimit{});
   g.schedules.assign(100'000, "1f1b");
   CHECK(sweep_grid_points(g) == std::numeric_limits<long long>::max());
   CHECK_THROWS_WITH(expand_sweep_grid(g), Catch::Contains("more than 9e18 points"));

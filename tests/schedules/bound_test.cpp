@@ -38,7 +38,7 @@ RunRequest request(const std::string& name, int p, int m, const CostSpec& costs,
   rq.devices = p;
   rq.microbatches = m;
   rq.costs = costs;
-  rq.mem_limit = limit;
+  rq.mem_limit = parse_mem_limit(limit);
   return rq;
 }
 

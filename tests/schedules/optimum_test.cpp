@@ -97,7 +97,7 @@ Run zb_auto_run(const Case& c) {
   rq.devices = c.p;
   rq.microbatches = c.m;
   rq.costs = parse_costs(c.costs);
-  rq.mem_limit = fmt::format("{}p", c.k);
+  rq.mem_limit = parse_mem_limit(fmt::format("{}p", c.k));
   return run_request(rq);
 }
 

@@ -37,7 +37,7 @@ TEST_CASE("an automatic schedule's metrics carry its lower bound and gap", "[viz
   rq.devices = 4;
   rq.microbatches = 8;
   rq.costs = parse_costs("F=2,B=2,W=2,comm=1");
-  rq.mem_limit = "2p";
+  rq.mem_limit = parse_mem_limit("2p");
   const Run r = run_request(rq);
   const auto j = nlohmann::json::parse(metrics_json(r));
   CHECK(j["lower_bound_ms"] == 52.0);  // at 2p with comm 1 the bound is 52 ms

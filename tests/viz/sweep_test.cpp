@@ -12,7 +12,7 @@ using namespace ppsim::test;
 
 TEST_CASE("the sweep CSV has a header and one row per point, failures included", "[viz][sweep]") {
   std::vector<SweepPoint> points(2);
-  points[0] = {"zb-h2", 4, 8, 0, "", SweepStatus::ok, "", 1, 96, 27, 24, 24, 0, 0, 7, -1};
+  points[0] = {"zb-h2", 4, 8, 0, MemLimit{}, SweepStatus::ok, "", 1, 96, 27, 24, 24, 0, 0, 7, -1};
   points[1].schedule = "zb-h2";
   points[1].devices = 4;
   points[1].microbatches = 4;
@@ -41,7 +41,7 @@ TEST_CASE("an infeasible sweep point names the least limit that works", "[viz][s
   points[0].schedule = "zb-h2";
   points[0].devices = 4;
   points[0].microbatches = 8;
-  points[0].mem_limit = "1p";
+  points[0].mem_limit = parse_mem_limit("1p");
   points[0].status = SweepStatus::infeasible;
   points[0].reason = "zb-h2: device 0 peaks at 7 M_B, above --mem-limit 1p (4 M_B)";
   points[0].least_mem_limit = 7;
