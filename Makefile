@@ -6,7 +6,7 @@
 PACKAGES := cmake make g++ pkg-config libboost-graph-dev nlohmann-json3-dev catch2 libfmt-dev \
             libcli11-dev libdnnl-dev libbenchmark-dev openmpi-bin libopenmpi-dev \
             pybind11-dev python3-dev python3-pytest dpkg-dev libcpp-httplib-dev iproute2 clang-14 \
-            libclang-rt-14-dev
+            libclang-rt-14-dev zlib1g-dev
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 JOBS ?= 2
 BUILD := build/dev
@@ -111,7 +111,7 @@ test-browser: build browser-deps
 FUZZ := build/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 20
-FUZZ_TARGETS := schedule_csv schedule_json cost_file baseline_file cli_text model_file device_file layout
+FUZZ_TARGETS := schedule_csv schedule_json cost_file baseline_file cli_text model_file device_file layout trace
 fuzz-build: deps
 	cmake -S fuzz -B $(FUZZ) -DCMAKE_CXX_COMPILER=clang++-14
 	cmake --build $(FUZZ) -j $(JOBS)

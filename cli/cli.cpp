@@ -263,6 +263,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   cli::add_execute_command(app, io, action);
   cli::add_model_commands(app, io, action);
   cli::add_serve_command(app, io, action);
+  cli::add_measured_commands(app, io, action);
   cli::add_help_commands(app, io, action);
 
   std::string where = "ppsim";

@@ -119,4 +119,5 @@ void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.
 void add_help_commands(CLI::App& app, Io io, Action& action);  // help_docs.cpp: man, completion
 void add_model_commands(CLI::App& app, Io io, Action& action);  // model_cmds.cpp: models, costs, plan
 void add_serve_command(CLI::App& app, Io io, Action& action);  // serve_cmd.cpp: the playground
+void add_measured_commands(CLI::App& app, Io io, Action& action);  // measured_cmds.cpp: import, diff
 }  // namespace ppsim::cli

@@ -152,6 +152,7 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
       {"provenance", false, "", section},
       {"comm_estimate", false, "", section},
       {"memory", false, "", section},
+      {"fit", false, "", section},
   };
   detail::read_fields(r, doc, "", fields);
   return spec;

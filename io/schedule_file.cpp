@@ -96,6 +96,38 @@ template <class Fn> std::optional<int> split_row(std::string_view line, Fn&& fn)
   return std::nullopt;
 }
 
+// Where a stage was first seen, to name both places when a second rank runs it.
+struct Seen {
+  int rank{-1};
+  int line{0};
+  int column{0};
+};
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+// RFC 6901 escaping of one path token.
+std::vector<int> int_array(const JsonReader& r, const json& j, const std::string& path, int hi) {
+  r.array(j, path);
+  std::vector<int> out;
+  out.reserve(j.size());
+  for (std::size_t i = 0; i < j.size(); ++i)
+    out.push_back(r.integer(j[i], fmt::format("{}/{}", path, i), 0, hi));
+  return out;
+}
+
+std::string json_string(std::string_view s) {
+  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string int_list(const std::vector<int>& v) {
+  return fmt::format("[{}]", fmt::join(v, ", "));
+}
+
+} // namespace
+
+namespace {
+
 // `<stage><F|I|W|B><microbatch>`; returns the error text, or nullopt with `task` set. `B` is
 // read as the full backward (BW); in the old notation the reader turns it into our B afterwards
 // where a W of the same stage and micro-batch follows.
@@ -146,8 +178,9 @@ std::optional<std::string> parse_action(std::string_view text, Task& task,
   return std::nullopt;
 }
 
-// A whole cell: a single action, or `(aFx;bBy)OVERLAP_F_B` (either order inside).
-std::optional<std::string> parse_cell(std::string_view text, Task& task,
+} // namespace
+
+std::optional<std::string> parse_pytorch_action(std::string_view text, Task& task,
                                       PytorchNotation notation) {
   if (!text.starts_with('(')) return parse_action(text, task, notation);
   const auto close = text.find(')');
@@ -183,35 +216,6 @@ std::optional<std::string> parse_cell(std::string_view text, Task& task,
   return std::nullopt;
 }
 
-// Where a stage was first seen, to name both places when a second rank runs it.
-struct Seen {
-  int rank{-1};
-  int line{0};
-  int column{0};
-};
-
-// ---------------------------------------------------------------------------------------------
-// JSON
-
-// RFC 6901 escaping of one path token.
-std::vector<int> int_array(const JsonReader& r, const json& j, const std::string& path, int hi) {
-  r.array(j, path);
-  std::vector<int> out;
-  out.reserve(j.size());
-  for (std::size_t i = 0; i < j.size(); ++i)
-    out.push_back(r.integer(j[i], fmt::format("{}/{}", path, i), 0, hi));
-  return out;
-}
-
-std::string json_string(std::string_view s) {
-  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string int_list(const std::vector<int>& v) {
-  return fmt::format("[{}]", fmt::join(v, ", "));
-}
-
-} // namespace
 
 bool is_schedule_file(std::string_view name_or_path) {
   return ends_with_nocase(name_or_path, ".csv") || ends_with_nocase(name_or_path, ".json");
@@ -271,7 +275,7 @@ Schedule parse_pytorch_csv(std::string_view text, std::string_view where,
       const auto body = trim(cell.text);
       if (body.empty()) return;  // idle
       Task t;
-      if (auto err = parse_cell(body, t, notation))
+      if (auto err = parse_pytorch_action(body, t, notation))
         throw ConfigError(fmt::format("{}:{}:{}: cannot read '{}': {}", where, line_no,
                                       cell.column, excerpt(body), *err));
       const auto place = [&](int stage) {

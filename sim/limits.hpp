@@ -45,6 +45,9 @@ inline constexpr double kMaxBytes = 1e18;
 /// takes up to about 30 times its bytes (a file of empty arrays), so about 1 GB at this limit;
 /// a schedule file this large holds about 3 M tasks.
 inline constexpr std::size_t kMaxInputBytes = 32u << 20;
+/// Decompressed bytes of one measured trace (`ppsim import`): read streaming, so memory grows
+/// with the pipeline actions kept, not with the file; real profiler traces are 0.1 to 1 GB.
+inline constexpr std::size_t kMaxTraceBytes = std::size_t{8} << 30;
 /// How deeply a JSON document may nest arrays and objects.
 inline constexpr int kMaxJsonDepth = 64;
 /// Points of one sweep (each is a whole simulation).

@@ -1,0 +1,391 @@
+// Tests of measured runs: the trace readers (Kineto, Megatron timers, ppsim), the measured
+// schedule and its clocks, the cost fit, and diff's errors and idle causes on planted runs.
+#include "run/measured.hpp"
+
+#include "io/cost_file.hpp"
+#include "schedules/registry.hpp"
+#include "sim/errors.hpp"
+#include "tests/cli/cli_harness.hpp"
+#include "tests/run/measured_fixtures.hpp"
+#include "viz/chrome_trace.hpp"
+
+#include <catch2/catch.hpp>
+#include <sstream>
+#include <sys/stat.h>
+#include <zlib.h>
+
+using namespace ppsim;
+using namespace ppsim::test;
+
+namespace {
+
+struct Played {
+  Schedule schedule;
+  Timeline timeline;
+};
+
+Played played(const std::string& name, int p, int m, const std::string& costs, double noise,
+              Plan plan = {}) {
+  Played out;
+  out.schedule = make_schedule(name, {.devices = p, .microbatches = m});
+  const CostSpec spec = parse_costs(costs);
+  const CostModel model = cost_model_for(spec, out.schedule);
+  if (plan.durations.empty()) plan.durations = noisy_durations(out.schedule, model, noise);
+  plan.comm = spec.comm;
+  out.timeline = play(out.schedule, plan);
+  return out;
+}
+
+std::vector<std::string> kineto_ranks(const Timeline& t, bool gpu = false,
+                                      const std::vector<Ticks>& skew = {}) {
+  std::vector<std::string> texts;
+  for (int r = 0; r < t.devices; ++r)
+    texts.push_back(kineto_trace(t, r, gpu, skew.empty() ? 0 : skew[static_cast<std::size_t>(r)]));
+  return texts;
+}
+
+std::vector<std::string> rank_names(int p) {
+  std::vector<std::string> n;
+  for (int r = 0; r < p; ++r) n.push_back(fmt::format("host_{}.pt.trace.json", 100 + r));
+  return n;
+}
+
+MeasuredRun import_texts(const std::vector<std::string>& texts, const std::vector<std::string>& names,
+                         const ImportOptions& o = {}) {
+  return measured_run(parse_traces(texts, names, o));
+}
+
+// The run index of a task in a timeline.
+int run_of(const Timeline& t, const Task& task) {
+  for (std::size_t i = 0; i < t.runs.size(); ++i)
+    if (t.runs[i].task == task) return static_cast<int>(i);
+  FAIL("no run of " << to_string(task));
+  return -1;
+}
+
+Ticks idle_of(const DiffReport& d, int device, const Task& next, IdleCause cause) {
+  Ticks sum = 0;
+  for (const IdleWindow& w : d.windows)
+    if (w.device == device && w.next == next && w.cause == cause) sum += w.end - w.start;
+  return sum;
+}
+
+} // namespace
+
+TEST_CASE("PyTorch's profiler ranges name ppsim's F, B, W and BW", "[run][measured]") {
+  const std::string t = R"({"distributedInfo":{"rank":0},"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"PP:0F1","pid":1,"tid":1,"ts":0,"dur":1},
+    {"ph":"X","cat":"user_annotation","name":"PP:0I1","pid":1,"tid":1,"ts":2,"dur":1},
+    {"ph":"X","cat":"user_annotation","name":"PP:0W1","pid":1,"tid":1,"ts":4,"dur":1},
+    {"ph":"X","cat":"user_annotation","name":"PP:0F0","pid":1,"tid":1,"ts":6,"dur":1},
+    {"ph":"X","cat":"user_annotation","name":"PP:0B0","pid":1,"tid":1,"ts":8,"dur":1.5},
+    {"ph":"X","cat":"user_annotation","name":"PP:0SEND_F0","pid":1,"tid":1,"ts":9.5,"dur":0.2}]})";
+  const ImportedTrace tr = parse_traces({t}, {"trace.json"}, {});
+  REQUIRE(tr.actions.size() == 5);
+  CHECK(tr.actions[0].task == Task::make(Kind::F, 0, 1));
+  CHECK(tr.actions[1].task == Task::make(Kind::B, 0, 1));
+  CHECK(tr.actions[2].task == Task::make(Kind::W, 0, 1));
+  CHECK(tr.actions[4].task == Task::make(Kind::BW, 0, 0));
+  CHECK(tr.actions[4].end - tr.actions[4].start == 1500);  // microseconds, exactly
+  CHECK(tr.comm_actions_skipped == 1);
+  CHECK(tr.format == "kineto");
+}
+
+TEST_CASE("a ppsim trace imports back to the same run: zero error", "[run][measured]") {
+  const auto name = GENERATE(as<std::string>{}, "1f1b", "zb-h1", "zb-v", "interleaved-1f1b");
+  CAPTURE(name);
+  const Schedule s = make_schedule(name, {.devices = 4, .microbatches = 8});
+  const Run r = run_schedule(s, parse_costs("F=2,B=2,W=2,comm=0.5"));
+  std::ostringstream trace;
+  write_chrome_trace(trace, r);
+  const MeasuredRun m = import_texts({trace.str()}, {"sim.json"});
+  CHECK(m.format == "ppsim");
+  CHECK(m.run.schedule.order == r.schedule.order);
+  CHECK(m.run.schedule.stage_device == r.schedule.stage_device);
+  CHECK(m.run.metrics.cost == r.metrics.cost);
+  const CostFit fit = fit_costs(m);
+  CHECK(fit.comm_ms == 0.5);
+  CHECK(fit.replay_cost_error == 0);
+  const DiffReport d = diff_measured(m, fit.costs);
+  CHECK(d.cost_error == 0);
+  CHECK(d.makespan_error == 0);
+  CHECK(d.replay_cost_error == 0);
+  CHECK(d.end_error_max_ms == 0);
+  CHECK(d.start_error_max_ms == 0);
+}
+
+TEST_CASE("the fit recovers the costs of a noisy Kineto run within the noise", "[run][measured]") {
+  const bool gpu = GENERATE(false, true);
+  CAPTURE(gpu);
+  // 1F1B with fused backwards, durations within +-5 %, messages 0.1 ms.
+  const Played pl = played("1f1b", 4, 16, "F=1,B=1,W=1,comm=0.1", 0.05);
+  const MeasuredRun m = import_texts(kineto_ranks(pl.timeline, gpu), rank_names(4));
+  CHECK(m.device_time == gpu);
+  CHECK(m.run.schedule.order == pl.schedule.order);
+  const CostFit fit = fit_costs(m);
+  REQUIRE(fit.stages.size() == 4);
+  for (const StageFit& s : fit.stages) {
+    CAPTURE(s.stage);
+    CHECK(s.kinds[static_cast<std::size_t>(Kind::F)].median_ms == Approx(1).epsilon(0.05));
+    CHECK(s.kinds[static_cast<std::size_t>(Kind::BW)].median_ms == Approx(2).epsilon(0.05));
+    CHECK(s.kinds[static_cast<std::size_t>(Kind::F)].samples == 16);
+  }
+  // The GPU ranges are drawn 1 ns wider on each side: the latency is within 2 ns.
+  CHECK(fit.comm_ms == Approx(0.1).margin(2e-6));
+  CHECK(std::abs(fit.replay_cost_error) < 0.05);
+  const DiffReport d = diff_measured(m, fit.costs);
+  CHECK(std::abs(d.cost_error) < 0.05);
+  // The replay on the measured durations explains the run up to the GPU ranges' nanoseconds.
+  CHECK(std::abs(d.replay_cost_error) < 1e-5);
+}
+
+TEST_CASE("diff names a planted straggler and the waits it causes", "[run][measured]") {
+  const Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
+  Plan plan;
+  plan.durations = noisy_durations(s, cost_model_for(parse_costs("F=1,B=1,W=1"), s), 0.02);
+  // Stage 1's forward of micro-batch 5 takes 4 ms instead of 1.
+  Timeline probe = play(s, {plan.durations, 0, {}});
+  const int slow = run_of(probe, Task::make(Kind::F, 1, 5));
+  plan.durations[static_cast<std::size_t>(slow)] = 4'000'000;
+  const Played pl{s, play(s, plan)};
+  const MeasuredRun m = import_texts(kineto_ranks(pl.timeline), rank_names(4));
+  const DiffReport d = diff_measured(m, fit_costs(m).costs);
+  CHECK(d.straggler[static_cast<std::size_t>(run_of(m.run.timeline, Task::make(Kind::F, 1, 5)))]);
+  std::size_t flagged = 0;
+  for (const char f : d.straggler) flagged += f != 0;
+  CHECK(flagged == 1);
+  // Stage 2 waits for it: about 3 ms of straggler before its F5.
+  CHECK(ticks_to_ms(idle_of(d, 2, Task::make(Kind::F, 2, 5), IdleCause::straggler)) ==
+        Approx(3).margin(0.2));
+  CHECK(d.cause_total[static_cast<std::size_t>(IdleCause::straggler)] > 3'000'000);
+}
+
+TEST_CASE("diff names a planted message delay as comm, at its place", "[run][measured]") {
+  const Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
+  Plan plan;
+  plan.durations = noisy_durations(s, cost_model_for(parse_costs("F=1,B=1,W=1"), s), 0.02);
+  plan.comm = 50'000;
+  const Timeline probe = play(s, plan);
+  // The activation of micro-batch 6 from stage 2 to 3 is 2.5 ms late.
+  const int from = run_of(probe, Task::make(Kind::F, 2, 6));
+  const int to = run_of(probe, Task::make(Kind::F, 3, 6));
+  plan.delay[{from, to}] = 2'500'000;
+  const Played pl{s, play(s, plan)};
+  const MeasuredRun m = import_texts(kineto_ranks(pl.timeline), rank_names(4));
+  const CostFit fit = fit_costs(m);
+  CHECK(fit.comm_ms == Approx(0.05).margin(1e-9));  // the median ignores one late message
+  const DiffReport d = diff_measured(m, fit.costs);
+  // The wait before stage 3's F6 is the late message once its producer had ended.
+  // From the producer's end: the latency and the planted delay, exactly.
+  CHECK(idle_of(d, 3, Task::make(Kind::F, 3, 6), IdleCause::comm) == 2'550'000);
+  // The leading windows are the schedule's ramp-up, the trailing ones its drain.
+  for (const IdleWindow& w : d.windows)
+    if (w.start == 0) CHECK(w.cause == IdleCause::warmup);
+  CHECK(d.cause_total[static_cast<std::size_t>(IdleCause::warmup)] > 0);
+  CHECK(d.cause_total[static_cast<std::size_t>(IdleCause::cooldown)] > 0);
+  Ticks sum = 0;
+  for (const Ticks t : d.cause_total) sum += t;
+  CHECK(sum == d.idle_total);
+  // Every idle moment of every device is in exactly one window.
+  for (const DeviceMetrics& dm : m.run.metrics.per_device) {
+    Ticks idle = 0;
+    for (const IdleWindow& w : d.windows)
+      if (w.device == dm.device) idle += w.end - w.start;
+    CHECK(idle == m.run.metrics.makespan - dm.busy);
+  }
+}
+
+TEST_CASE("an optimizer step between tasks is idle time of its own cause", "[run][measured]") {
+  const std::string t = R"({"distributedInfo":{"rank":0},"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"PP:0F0","pid":1,"tid":1,"ts":0,"dur":1000},
+    {"ph":"X","cat":"user_annotation","name":"Optimizer.step#AdamW.step","pid":1,"tid":1,"ts":1200,"dur":500},
+    {"ph":"X","cat":"user_annotation","name":"PP:0B0","pid":1,"tid":1,"ts":2000,"dur":1000}]})";
+  const MeasuredRun m = import_texts({t}, {"t.json"});
+  const DiffReport d = diff_measured(m, fit_costs(m).costs);
+  CHECK(d.cause_total[static_cast<std::size_t>(IdleCause::optimizer)] == 500'000);
+  CHECK(d.cause_total[static_cast<std::size_t>(IdleCause::host)] == 500'000);
+}
+
+TEST_CASE("Megatron's per-micro-batch timer dumps import as fused-backward runs", "[run][measured]") {
+  const Played pl = played("1f1b", 4, 8, "F=1,B=1,W=1,comm=0.2", 0.03);
+  std::vector<std::string> texts, names;
+  for (int r = 3; r >= 0; --r) {  // any order: the file names carry the ranks
+    texts.push_back(megatron_dump(pl.timeline, r));
+    names.push_back("logs/" + megatron_name(4, r));
+  }
+  const ImportedTrace tr = parse_traces(texts, names, {});
+  CHECK(tr.format == "megatron-timers");
+  const MeasuredRun m = measured_run(tr);
+  CHECK(m.run.schedule.order == pl.schedule.order);
+  CHECK(m.files.front() == "logs/" + megatron_name(4, 0));
+  const CostFit fit = fit_costs(m);
+  CHECK(fit.comm_ms == Approx(0.2).margin(1e-6));
+  // B and W of a fused backward: split evenly (each GEMM's dX and dW cost the same FLOPs).
+  const auto& bw = fit.stages[0].kinds[static_cast<std::size_t>(Kind::BW)];
+  CHECK(fit.costs.stages[0].BW == -1);  // B + W
+  CHECK(ticks_to_ms(fit.costs.stages[0].B + fit.costs.stages[0].W) == Approx(bw.median_ms));
+  CHECK(std::abs(fit.costs.stages[0].B - fit.costs.stages[0].W) <= 1);  // an odd ns goes to W
+}
+
+TEST_CASE("skewed clocks are aligned on message pairs", "[run][measured]") {
+  const Played pl = played("1f1b", 4, 8, "F=1,B=1,W=1,comm=0.1", 0.02);
+  const MeasuredRun straight = import_texts(kineto_ranks(pl.timeline), rank_names(4));
+  // Rank 2's clock is 40 ms behind, rank 3's 7 ms ahead: consumers start before producers end.
+  const MeasuredRun skewed =
+      import_texts(kineto_ranks(pl.timeline, false, {0, 0, -40'000'000, 7'000'000}), rank_names(4));
+  CHECK(straight.clock_offset == std::vector<Ticks>{0, 0, 0, 0});
+  CHECK(skewed.clock_offset[2] == Approx(40'000'000).margin(100'000));
+  CHECK(skewed.clock_offset[3] == Approx(-7'000'000).margin(100'000));
+  CHECK(ticks_to_ms(skewed.run.metrics.cost) == Approx(ticks_to_ms(straight.run.metrics.cost)).margin(0.1));
+  const DiffReport d = diff_measured(skewed, fit_costs(skewed).costs);
+  CHECK(std::abs(d.replay_cost_error) < 0.01);
+}
+
+TEST_CASE("--map reads ranges with other names; --iteration picks one of several",
+          "[run][measured]") {
+  const Played pl = played("1f1b", 2, 4, "F=1,B=1,W=1", 0);
+  // Two iterations back to back, named `fwd s<stage> mb<mb>` / `bwd ...`.
+  std::vector<std::string> texts;
+  for (int r = 0; r < 2; ++r) {
+    std::string e;
+    for (int it = 0; it < 2; ++it)
+      for (const TaskRun& run : pl.timeline.device_runs(r)) {
+        const Ticks shift = it * 100'000'000;
+        e += fmt::format(R"({}{{"ph":"X","name":"{} s{} mb{}","pid":1,"tid":1,"ts":{},"dur":{}}})",
+                         e.empty() ? "" : ",", run.task.kind == Kind::F ? "fwd" : "bwd",
+                         run.task.stage, run.task.microbatch, kineto_us(run.start + shift),
+                         kineto_us(run.end - run.start + it * 1000));
+      }
+    texts.push_back(fmt::format(R"({{"distributedInfo":{{"rank":{}}},"traceEvents":[{}]}})", r, e));
+  }
+  // Without a map: a clear error with the names seen and a map that would take them.
+  CHECK_THROWS_WITH(parse_traces(texts, {"a.json", "b.json"}, {}),
+                    Catch::Contains("no pipeline action recognised") &&
+                        Catch::Contains("'bwd s0 mb0' x2") &&
+                        Catch::Contains("--map 'bwd s(?<stage>\\d+) mb(?<mb>\\d+)=BW'"));
+  ImportOptions o;
+  o.maps = {parse_trace_map(R"(fwd s(?<stage>\d+) mb(?<mb>\d+)=F)"),
+            parse_trace_map(R"(bwd s(?<stage>\d+) mb(?<mb>\d+)=BW)")};
+  const ImportedTrace last = parse_traces(texts, {"a.json", "b.json"}, o);
+  CHECK(last.iterations == 2);
+  CHECK(last.iteration == 1);
+  CHECK(last.actions.size() == 16);
+  CHECK(last.actions.front().end - last.actions.front().start == 1'001'000);
+  o.iteration = 0;
+  CHECK(parse_traces(texts, {"a.json", "b.json"}, o).actions.front().end -
+            parse_traces(texts, {"a.json", "b.json"}, o).actions.front().start ==
+        1'000'000);
+  o.iteration = 2;
+  CHECK_THROWS_WITH(parse_traces(texts, {"a.json", "b.json"}, o),
+                    Catch::Contains("2 complete iterations"));
+}
+
+TEST_CASE("a --map that is not one is refused with what is wrong", "[run][measured][robust]") {
+  CHECK_THROWS_WITH(parse_trace_map("fwd"), Catch::Contains("expected REGEX=KIND"));
+  CHECK_THROWS_WITH(parse_trace_map("fwd(?<mb>\\d+)=X"), Catch::Contains("unknown kind 'X'"));
+  CHECK_THROWS_WITH(parse_trace_map("fwd=F"), Catch::Contains("(?<mb>"));
+  CHECK_THROWS_WITH(parse_trace_map("f(?<rank>\\d+)(?<mb>\\d+)=F"), Catch::Contains("unknown group 'rank'"));
+  CHECK_THROWS_WITH(parse_trace_map("f((?<mb>\\d+)=F"), Catch::Contains("not a regular expression"));
+  CHECK(parse_trace_map("Optimizer.*=optimizer").optimizer);
+  const TraceMap m = parse_trace_map(R"(x(a)(?<chunk>\d+)_(?:y)(?<mb>\d+)=B)");
+  CHECK(m.chunk_group == 2);
+  CHECK(m.mb_group == 3);
+}
+
+TEST_CASE("bad traces are refused with a clear error, bounded", "[run][measured][robust]") {
+  const auto refused = [](const std::string& text, const std::string& what) {
+    CAPTURE(text.substr(0, 80));
+    CHECK_THROWS_WITH(parse_traces({text}, {"t.json"}, {}), Catch::Contains(what));
+  };
+  refused("", "empty");
+  refused("garbage", "neither a Chrome trace");
+  refused(R"({"traceEvents":[{"ph":"X","name":"PP:0F0","ts":1,"dur":)", "not valid JSON");
+  refused(R"({"traceEvents":[{"ph":"X","name":"PP:0F0","ts":1e400,"dur":1}]})", "not valid JSON");
+  refused(R"({"traceEvents":[{"ph":"X","name":"PP:0F0","ts":1e300,"dur":1}]})", "out of range");
+  refused(R"({"traceEvents":[{"ph":"X","name":"PP:0F0","ts":1,"dur":-5}]})", "out of range");
+  refused(R"({"traceEvents":[)" + std::string(100, '[') + std::string(100, ']') + "]}",
+          "nested deeper than 64");
+  refused(R"({"traceEvents":[{"ph":"X","name":"aten::mm","ts":1,"dur":1}]})", "'aten::mm' x1");
+  // Two ranges of one rank that overlap.
+  CHECK_THROWS_WITH(
+      measured_run(parse_traces(
+          {R"({"traceEvents":[{"ph":"X","name":"PP:0F0","ts":0,"dur":10},{"ph":"X","name":"PP:0F1","ts":5,"dur":10}]})"},
+          {"t.json"}, {})),
+      Catch::Contains("overlap"));
+  // A stage on two ranks.
+  CHECK_THROWS_AS(measured_run(parse_traces(
+                      {R"({"distributedInfo":{"rank":0},"traceEvents":[{"ph":"X","name":"PP:0F0","ts":0,"dur":1}]})",
+                       R"({"distributedInfo":{"rank":1},"traceEvents":[{"ph":"X","name":"PP:0F1","ts":0,"dur":1}]})"},
+                      {"a", "b"}, {})),
+                  ScheduleError);
+  // A task missing: the measured order is no schedule.
+  CHECK_THROWS_WITH(measured_run(parse_traces(
+                        {R"({"traceEvents":[{"ph":"X","name":"PP:0F0","ts":0,"dur":1},{"ph":"X","name":"PP:0F1","ts":2,"dur":1},{"ph":"X","name":"PP:0B0","ts":4,"dur":1}]})"},
+                        {"a"}, {})),
+                    Catch::Contains("not a schedule"));
+}
+
+TEST_CASE("ranks missing, twice, or out of range are named", "[run][measured][robust]") {
+  const Played pl = played("1f1b", 3, 4, "F=1,B=1,W=1", 0);
+  const auto t = kineto_ranks(pl.timeline);
+  CHECK_THROWS_WITH(parse_traces({t[0], t[2]}, {"a", "b"}, {}), Catch::Contains("ranks missing: no action of rank 1"));
+  CHECK_THROWS_WITH(parse_traces({t[0], t[0]}, {"a", "b"}, {}), Catch::Contains("both are rank 0"));
+  CHECK_THROWS_WITH(parse_traces({R"({"distributedInfo":{"rank":99999},"traceEvents":[]})"}, {"a"}, {}),
+                    Catch::Contains("out of range"));
+}
+
+TEST_CASE("gzip traces are read streaming; a decompression bomb stops at the bound",
+          "[run][measured][robust]") {
+  TempDir dir("ppsim-import-gz");
+  const Played pl = played("1f1b", 2, 4, "F=1,B=1,W=1,comm=0.1", 0.01);
+  std::vector<std::string> files;
+  for (int r = 0; r < 2; ++r) {
+    const std::string path = (dir.path() / fmt::format("rank-{}.json.gz", r)).string();
+    gzFile gz = gzopen(path.c_str(), "wb");
+    const std::string text = kineto_trace(pl.timeline, r);
+    gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(gz);
+    files.push_back(path);
+  }
+  const MeasuredRun m = measured_run(read_traces(files, {}));
+  CHECK(m.run.schedule.order == pl.schedule.order);
+  // 64 MiB of spaces compress to about 64 KiB: read no more than the bound.
+  const std::string bomb = (dir.path() / "bomb.json.gz").string();
+  {
+    gzFile gz = gzopen(bomb.c_str(), "wb9");
+    gzwrite(gz, "{\"traceEvents\":[", 16);
+    const std::string spaces(1 << 20, ' ');
+    for (int i = 0; i < 64; ++i) gzwrite(gz, spaces.data(), static_cast<unsigned>(spaces.size()));
+    gzclose(gz);
+  }
+  ImportOptions o;
+  o.max_bytes = 8u << 20;
+  CHECK_THROWS_WITH(read_traces({bomb}, o), Catch::Contains("larger than 8.0 MiB"));
+  // A truncated gzip stream.
+  const std::string cut = (dir.path() / "cut.json.gz").string();
+  {
+    std::ifstream in(files[0], std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  CHECK_THROWS_AS(read_traces({cut}, {}), ConfigError);
+  // A FIFO with no writer is refused at once, not waited on.
+  const std::string fifo = (dir.path() / "fifo.in").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(read_traces({fifo}, {}), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(read_traces({(dir.path() / "none.json").string()}, {}),
+                    Catch::Contains("cannot open"));
+}
+
+TEST_CASE("the fitted cost file reads back and runs other schedules", "[run][measured]") {
+  const Played pl = played("1f1b", 4, 8, "F=1,B=1,W=1,comm=0.1", 0.02);
+  const MeasuredRun m = import_texts(kineto_ranks(pl.timeline), rank_names(4));
+  const CostFit fit = fit_costs(m);
+  const CostSpec back = parse_cost_json(fitted_costs_json(fit, m), "fitted.json");
+  CHECK(back.stages == fit.costs.stages);
+  CHECK(back.comm == fit.costs.comm);
+  // "My measured run, with zb-v instead": the file feeds any schedule of these devices.
+  const Run zbv = run_schedule(make_schedule("zb-v", {.devices = 4, .microbatches = 8}), back);
+  const Run again = run_schedule(make_schedule("1f1b", {.devices = 4, .microbatches = 8}), back);
+  CHECK(zbv.metrics.cost < again.metrics.cost);
+}
