@@ -65,6 +65,7 @@ struct DiffCmd {
   TraceOptions traces;
   RunOptions run;  // --costs, --costs-file, --comm-mode, --link
   double straggler{1.5};
+  bool sender_progress{false};
   std::string html;
   std::string trace;
   std::string idle_csv;
@@ -110,6 +111,7 @@ int run_diff(const DiffCmd& o, Io io) {
   else if (!o.run.costs.empty()) apply_costs(costs, o.run.costs);
   DiffOptions d;
   d.straggler_factor = o.straggler;
+  d.sender_progress = o.sender_progress;
   d.comm = to_request(o.run, "", costs).comm;
   const DiffReport r = diff_measured(m, costs, d);
   if (!o.trace.empty())
@@ -153,6 +155,9 @@ void add_measured_commands(CLI::App& app, Io io, Action& action) {
   add_comm_options(*dif, df->run);
   dif->add_option("--straggler", df->straggler,
                   "a task is a straggler above this times its stage's median (default 1.5)");
+  dif->add_flag("--sender-progress", df->sender_progress,
+                "replay: a message leaves when its sender is next inside MPI (Open MPI's "
+                "rendezvous for large messages, as `ppsim execute` runs)");
   dif->add_option("--html", df->html, "write the report: measured, simulated and replayed runs");
   dif->add_option("--trace", df->trace,
                   "write both timelines on one time axis as a Chrome trace (Perfetto)");

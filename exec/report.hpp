@@ -15,6 +15,10 @@ namespace ppsim::exec {
 struct ExecReport {
   Run measured;
   Run predicted;
+  /// The schedule replayed on the measured iteration's own durations (run/measured.hpp) and the
+  /// latency of its own waits for messages: what the order and the messages explain, apart from
+  /// the calibration's kernel timings.
+  Run replayed;
   int reported_iteration{0};           ///< which measured iteration `measured` is
   std::vector<Ticks> iteration_costs;  ///< measured cost of every iteration
   ExecResult result;

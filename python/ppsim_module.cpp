@@ -10,11 +10,13 @@
 #include "io/mem_limit_text.hpp"
 #include "io/model_file.hpp"
 #include "io/schedule_file.hpp"
+#include "run/measured.hpp"
 #include "run/request.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/iterations.hpp"
 #include "viz/chrome_trace.hpp"
+#include "viz/measured.hpp"
 #include "viz/metrics_json.hpp"
 
 #include <fmt/format.h>
@@ -372,5 +374,60 @@ PYBIND11_MODULE(ppsim, mod) {
       py::arg("path"),
       "Reads a schedule file (*.csv in PyTorch's compute-only format, *.json ppsim.schedule/1): "
       "name, devices, stages, microbatches, placement, routes and the actions per device.");
+  // Measured runs: `ppsim import` and `ppsim diff` as plain data.
+  const auto measured_of = [](const py::object& files, const std::string& format,
+                              const std::vector<std::string>& maps, std::optional<int> iteration) {
+    ImportOptions o;
+    o.format = parse_trace_format(format);
+    for (const std::string& m : maps) o.maps.push_back(parse_trace_map(m));
+    o.iteration = iteration;
+    const std::vector<std::string> paths = names_of(files);
+    py::gil_scoped_release release;
+    return measured_run(read_traces(paths, o));
+  };
+  mod.def(
+      "import_trace",
+      [measured_of](const py::object& files, const std::string& format,
+                    const std::vector<std::string>& maps, std::optional<int> iteration,
+                    std::optional<std::string> costs_out) {
+        const MeasuredRun m = measured_of(files, format, maps, iteration);
+        const CostFit fit = fit_costs(m);
+        if (costs_out)
+          write_file_atomically(*costs_out, [&](std::ostream& f) { f << fitted_costs_json(fit, m); });
+        return to_python(nlohmann::ordered_json::parse(import_json(m, fit)));
+      },
+      py::arg("files"), py::arg("format") = "auto", py::arg("maps") = std::vector<std::string>{},
+      py::arg("iteration") = py::none(), py::arg("costs_out") = py::none(),
+      "Reads a measured run (PyTorch profiler traces, one per rank or merged, .json or .json.gz; "
+      "Megatron timer dumps; a ppsim trace) like `ppsim import --json`: 'measured' is its "
+      "ppsim.metrics/1 dict, 'fit' the fitted costs; costs_out writes them as a cost file. maps: "
+      "['REGEX=KIND', ...] with groups (?<stage>..), (?<mb>..), (?<chunk>..).");
+  mod.def(
+      "diff",
+      [measured_of](const py::object& files, const std::string& format,
+                    const std::vector<std::string>& maps, std::optional<int> iteration,
+                    py::object costs, std::optional<std::string> costs_file, double straggler) {
+        const MeasuredRun m = measured_of(files, format, maps, iteration);
+        CostSpec spec = costs_file ? load_cost_file(*costs_file) : fit_costs(m).costs;
+        if (!costs.is_none()) {
+          const std::string text = cost_text_of(costs);
+          if (!text.empty()) apply_costs(spec, text);
+        }
+        if (!(straggler > 1)) throw ConfigError("straggler: expected a factor above 1");
+        DiffOptions o;
+        o.straggler_factor = straggler;
+        std::string doc;
+        {
+          py::gil_scoped_release release;
+          doc = diff_json(diff_measured(m, spec, o));
+        }
+        return to_python(nlohmann::ordered_json::parse(doc));
+      },
+      py::arg("files"), py::arg("format") = "auto", py::arg("maps") = std::vector<std::string>{},
+      py::arg("iteration") = py::none(), py::arg("costs") = py::none(),
+      py::arg("costs_file") = py::none(), py::arg("straggler") = 1.5,
+      "Simulates a measured run's order beside it, like `ppsim diff --json`: the measured, "
+      "simulated and replayed metrics, the errors, and every idle window with its cause.");
+
 #undef PPSIM_RUN_ARGS
 }

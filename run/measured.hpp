@@ -116,6 +116,9 @@ struct DiffOptions {
   /// A task is a straggler when it takes more than this times its stage's median of its kind.
   double straggler_factor{1.5};
   CommOptions comm;  ///< the comm model of the simulated side
+  /// The replay's messages leave when their sender is next inside MPI (ReplayComm): for a trace
+  /// of `ppsim execute`'s Open MPI ranks.
+  bool sender_progress{false};
 };
 
 /// The measured run and its simulations, side by side.
@@ -145,10 +148,21 @@ struct DiffReport {
 [[nodiscard]] DiffReport diff_measured(const MeasuredRun& measured, const CostSpec& costs,
                                        const DiffOptions& options = {});
 
-/// Replays a measured timeline: `schedule` simulated with each run's own measured duration and
-/// `comm` per message (what `execute` and `diff` report as `replayed`).
+/// How the messages of a replay travel. `latency` per message (plus bytes / bandwidth of a
+/// sized link in `options`). With `sender_progress`, a message leaves only when its sender is
+/// next inside MPI: at once when the sender goes idle after the send, else at the end of the
+/// task it starts next (MPI moves a large message, above the eager limit, by a rendezvous that
+/// needs the sender's progress; an `isend` returns before it). That is how `ppsim execute`'s
+/// Open MPI ranks behave; NCCL's kernels (a PyTorch trace) progress on their own.
+struct ReplayComm {
+  Ticks latency{0};
+  CommOptions options;
+  bool sender_progress{false};
+};
+
+/// Replays a measured timeline: `schedule` run with each run's own measured duration and the
+/// messages as `comm` says (what `execute` and `diff` report as `replayed`).
 [[nodiscard]] Run replay_measured(const Schedule& schedule, const Timeline& measured,
-                                  const CostModel& memory, Ticks comm,
-                                  const CommOptions& options = {});
+                                  const CostModel& memory, const ReplayComm& comm);
 
 } // namespace ppsim

@@ -142,6 +142,10 @@ TEST_CASE("a measured run equal to the simulation has zero error in the report a
   CHECK(j["gradient_check"]["passed"] == true);
   CHECK(j["gradient_check"]["max_rel_diff"] == 2e-7);
   CHECK(j["iterations"]["cost_ms"].size() == 2);
+  // The replay on the run's own durations (and the same comm, 0 here) is the run itself.
+  CHECK(j["replayed"]["schema"] == "ppsim.metrics/1");
+  CHECK(j["replayed"]["cost_ms"] == j["measured"]["cost_ms"]);
+  CHECK(j["error"]["replay_cost"] == 0.0);
 
   std::ostringstream text;
   exec::write_execute_report(text, r);

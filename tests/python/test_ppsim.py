@@ -113,3 +113,28 @@ def test_long_work_releases_the_gil():
     during = [x for x in ticks if start <= x <= start + elapsed]
     # With the GIL held the ticker could not run during the call at all.
     assert len(during) >= 3
+
+
+def test_a_model_and_a_limit_in_bytes_as_on_the_command_line():
+    m = ppsim.simulate("zb-auto", p=4, m=8, model="zb-1.5b", device="h100", mem_limit="16GiB")
+    assert m["peak_memory"] <= m["mem_limit"] + 1e-9
+    assert ppsim.schedule("zb-auto", p=4, m=8, model="zb-1.5b", mem_limit="16GiB")[0][0] == "0F0"
+    with pytest.raises(ppsim.ConfigError, match="--model and --device"):
+        ppsim.simulate("zb-auto", p=4, m=8, mem_limit="16GiB")
+
+
+def test_import_and_diff_a_simulated_trace(tmp_path):
+    trace = tmp_path / "zbh1.json"
+    ppsim.simulate("zb-h1", p=4, m=8, costs={"F": 2, "B": 2, "W": 2, "comm": 0.5},
+                   trace=str(trace))
+    fitted = tmp_path / "fitted.json"
+    run = ppsim.import_trace([str(trace)], costs_out=str(fitted))
+    assert run["measured"]["schema"] == "ppsim.metrics/1"
+    assert run["measured"]["cost_ms"] == 60
+    assert run["fit"]["comm_ms"] == 0.5
+    d = ppsim.diff([str(trace)])
+    assert all(v == 0 for k, v in d["errors"].items() if k.endswith("error"))
+    assert set(d["idle"]["causes"]) >= {"dependency", "comm", "straggler", "warmup", "cooldown",
+                                        "optimizer"}
+    # What-if from the measured run: its fitted costs with another schedule.
+    assert ppsim.simulate("zb-h2", p=4, m=8, costs_file=str(fitted))["cost_ms"] < 60

@@ -389,3 +389,28 @@ TEST_CASE("the fitted cost file reads back and runs other schedules", "[run][mea
   const Run again = run_schedule(make_schedule("1f1b", {.devices = 4, .microbatches = 8}), back);
   CHECK(zbv.metrics.cost < again.metrics.cost);
 }
+
+TEST_CASE("a replay's message leaves when its sender is next inside MPI", "[run][measured]") {
+  // 1F1B, p = 2, m = 2: device 0 runs F0 then F1 at once; device 1's F0 needs F0's activation.
+  const Played pl = played("1f1b", 2, 2, "F=1,B=1,W=1", 0);
+  const Schedule& s = pl.schedule;
+  const CostModel memory = cost_model_for(CostSpec{}, s);
+  ReplayComm comm;
+  comm.latency = 100'000;
+  const Run plain = replay_measured(s, pl.timeline, memory, comm);
+  comm.sender_progress = true;
+  const Run progress = replay_measured(s, pl.timeline, memory, comm);
+  const auto start_of = [](const Run& r, const Task& t) {
+    return r.timeline.runs[static_cast<std::size_t>(run_of(r.timeline, t))].start;
+  };
+  // Plainly: F0's end (1 ms) + the latency. With progress: the end of F1, which device 0 starts
+  // at once (2 ms), + the latency.
+  CHECK(start_of(plain, Task::make(Kind::F, 1, 0)) == 1'100'000);
+  CHECK(start_of(progress, Task::make(Kind::F, 1, 0)) == 2'100'000);
+  // Device 1 sends BW0's gradient and starts F1 at once: the gradient leaves at F1's end.
+  const Ticks f1_end = progress.timeline.runs[static_cast<std::size_t>(run_of(progress.timeline, Task::make(Kind::F, 1, 1)))].end;
+  CHECK(start_of(progress, Task::make(Kind::BW, 0, 0)) == f1_end + 100'000);
+  // F1's activation left at once: device 0 idled after F1 (its BW0 was not ready).
+  CHECK(start_of(progress, Task::make(Kind::F, 1, 1)) ==
+        progress.timeline.runs[static_cast<std::size_t>(run_of(progress.timeline, Task::make(Kind::BW, 1, 0)))].end);
+}
