@@ -706,9 +706,8 @@ void keep_iteration(ImportedTrace& t, std::vector<RankEvents>& ranks,
   std::vector<std::vector<int>> occurrence(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     auto& acts = ranks[r].actions;
-    std::stable_sort(acts.begin(), acts.end(), [](const RawAction& a, const RawAction& b) {
-      return a.start != b.start ? a.start < b.start : a.end < b.end;
-    });
+    std::stable_sort(acts.begin(), acts.end(),
+                     [](const RawAction& a, const RawAction& b) { return a.start < b.start; });
     std::map<Task, int> seen;
     occurrence[r].reserve(acts.size());
     for (const RawAction& a : acts) occurrence[r].push_back(seen[a.match.task]++);

@@ -154,6 +154,38 @@ std::vector<Ticks> align_clocks(int ranks, const std::vector<MeasuredAction>& ac
   return off;
 }
 
+// The route of each micro-batch: the stages its forwards ran on, in the model's order (stage
+// numbers grow along a route in every schedule ppsim knows; times would do too, but clocks a
+// little off between ranks could swap them). One route through every stage is the plain
+// pipeline; DualPipe's two directions are two routes over two replicas.
+void infer_routes(Schedule& s, const std::vector<MeasuredAction>& acts) {
+  std::vector<std::vector<std::pair<Ticks, int>>> forwards(ix(s.microbatches));
+  for (const MeasuredAction& a : acts)
+    for_each_half(a.task, [&](Kind kind, int stage, int mb) {
+      if (kind == Kind::F) forwards[ix(mb)].emplace_back(a.start, stage);
+    });
+  std::vector<std::vector<int>> routes;
+  std::vector<int> of(ix(s.microbatches), 0);
+  for (int mb = 0; mb < s.microbatches; ++mb) {
+    auto& f = forwards[ix(mb)];
+    std::vector<int> route;
+    for (const auto& [start, stage] : f) route.push_back(stage);
+    std::sort(route.begin(), route.end());
+    route.erase(std::unique(route.begin(), route.end()), route.end());
+    if (route.empty()) return;  // validate() names the missing forwards
+    auto it = std::find(routes.begin(), routes.end(), route);
+    if (it == routes.end()) {
+      if (routes.size() >= ix(limits::kMaxRoutes)) return;
+      routes.push_back(std::move(route));
+      it = routes.end() - 1;
+    }
+    of[ix(mb)] = static_cast<int>(it - routes.begin());
+  }
+  if (routes.size() == 1 && routes[0] == s.routes[0]) return;
+  s.routes = std::move(routes);
+  s.microbatch_route = std::move(of);
+}
+
 } // namespace
 
 MeasuredRun measured_run(const ImportedTrace& trace, const CostSpec& memory) {
@@ -184,12 +216,12 @@ MeasuredRun measured_run(const ImportedTrace& trace, const CostSpec& memory) {
       throw ScheduleError(fmt::format("import: stage {} never ran (stages 0..{} are named)", s,
                                       stages - 1));
 
-  // Each rank's actions in time order (ties: the shorter first).
+  // Each rank's actions in time order; ties keep the trace's order (a trace lists a device's
+  // tasks as they ran, and short tasks at a coarse clock start at the same time).
   std::vector<MeasuredAction> acts = trace.actions;
   std::stable_sort(acts.begin(), acts.end(), [](const MeasuredAction& a, const MeasuredAction& b) {
     if (a.rank != b.rank) return a.rank < b.rank;
-    if (a.start != b.start) return a.start < b.start;
-    return a.end < b.end;
+    return a.start < b.start;
   });
   // A rank runs one action at a time. Profilers draw GPU ranges a nanosecond wider on each side,
   // so neighbours touch: an overlap within 1 us + 1 % of the shorter is cut at the next start;
@@ -212,6 +244,21 @@ MeasuredRun measured_run(const ImportedTrace& trace, const CostSpec& memory) {
   std::iota(order.begin(), order.end(), 0);
   Schedule s = make_pipeline("measured", devices, microbatches, placement);
   for (const MeasuredAction& a : acts) s.order[ix(a.rank)].push_back(a.task);
+  // NOTE: the plain route wins when the order runs on it; inferred routes are for orders that
+  // need them (DualPipe's).
+  Schedule routed = s;
+  infer_routes(routed, acts);
+  if (routed.routes != s.routes) {
+    bool plain_runs = validate(s).empty();
+    if (plain_runs) {
+      try {
+        (void)simulate(s, cost_model_for(CostSpec{}, s));
+      } catch (const ScheduleError&) {
+        plain_runs = false;
+      }
+    }
+    if (!plain_runs) s = std::move(routed);
+  }
   const Violations violations = validate(s);
   if (!violations.empty())
     throw ScheduleError(fmt::format("import: the measured order is not a schedule: {}",

@@ -45,7 +45,24 @@ run)
   pred=$(grep -o "$tasks" "$work/measured-predicted.json" | wc -l)
   [ "$want" -gt 0 ] && [ "$got" -eq "$want" ] && [ "$pred" -eq "$want" ] ||
     fail "$schedule -np $np: $got measured and $pred predicted task events, expected $want"
-  echo "mpi_test: $schedule -np $np: $got task events, gradients equal the reference"
+  # The measured trace imports back to the measured run, and diff replays it.
+  "$ppsim" import --json "$work/measured.json" >"$work/import.json" 2>"$work/err.txt" ||
+    { cat "$work/err.txt" >&2; fail "$schedule -np $np: ppsim import of the measured trace failed"; }
+  "$ppsim" diff --json "$work/measured.json" >"$work/diff.json" 2>"$work/err.txt" ||
+    { cat "$work/err.txt" >&2; fail "$schedule -np $np: ppsim diff of the measured trace failed"; }
+  python3 - "$work" <<'PY' || fail "$schedule -np $np: import/diff disagree with execute"
+import json, sys
+w = sys.argv[1]
+ex = json.load(open(f"{w}/out.json"))
+im = json.load(open(f"{w}/import.json"))
+df = json.load(open(f"{w}/diff.json"))
+assert im["measured"]["cost_ms"] == ex["measured"]["cost_ms"], (im["measured"]["cost_ms"], ex["measured"]["cost_ms"])
+assert im["measured"]["devices"] == ex["devices"]
+assert ex["replayed"]["schema"] == "ppsim.metrics/1" and "replay_cost" in ex["error"]
+assert df["measured"]["cost_ms"] == ex["measured"]["cost_ms"]
+assert abs(sum(c["share"] for c in df["idle"]["causes"].values()) - 1) < 1e-9 or df["idle"]["total_ms"] == 0
+PY
+  echo "mpi_test: $schedule -np $np: $got task events, gradients equal the reference, the trace imports back"
   ;;
 fault)
   kind=$1

@@ -92,7 +92,8 @@ TEST_CASE("PyTorch's profiler ranges name ppsim's F, B, W and BW", "[run][measur
 }
 
 TEST_CASE("a ppsim trace imports back to the same run: zero error", "[run][measured]") {
-  const auto name = GENERATE(as<std::string>{}, "1f1b", "zb-h1", "zb-v", "interleaved-1f1b");
+  const auto name = GENERATE(as<std::string>{}, "1f1b", "zb-h1", "zb-v", "interleaved-1f1b",
+                             "dualpipe", "dualpipe-v");
   CAPTURE(name);
   const Schedule s = make_schedule(name, {.devices = 4, .microbatches = 8});
   const Run r = run_schedule(s, parse_costs("F=2,B=2,W=2,comm=0.5"));
@@ -102,6 +103,8 @@ TEST_CASE("a ppsim trace imports back to the same run: zero error", "[run][measu
   CHECK(m.format == "ppsim");
   CHECK(m.run.schedule.order == r.schedule.order);
   CHECK(m.run.schedule.stage_device == r.schedule.stage_device);
+  CHECK(m.run.schedule.routes == r.schedule.routes);
+  CHECK(m.run.schedule.microbatch_route == r.schedule.microbatch_route);
   CHECK(m.run.metrics.cost == r.metrics.cost);
   const CostFit fit = fit_costs(m);
   CHECK(fit.comm_ms == 0.5);
