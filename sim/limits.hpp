@@ -45,6 +45,9 @@ inline constexpr double kMaxBytes = 1e18;
 /// takes up to about 30 times its bytes (a file of empty arrays), so about 1 GB at this limit;
 /// a schedule file this large holds about 3 M tasks.
 inline constexpr std::size_t kMaxInputBytes = 32u << 20;
+/// Milliseconds that reading a FIFO, pipe or device (or writing one) may wait for the other
+/// side, in all: nothing that has no writer (or no reader) makes ppsim wait forever.
+inline constexpr int kMaxStreamWaitMs = 5000;
 /// How deeply a JSON document may nest arrays and objects.
 inline constexpr int kMaxJsonDepth = 64;
 /// Points of one sweep (each is a whole simulation).

@@ -1,0 +1,130 @@
+// Issue 22 in the readers: FIFOs and devices never block a read or a write, a JSON object names
+// each key once, and a name inside a file is bounded.
+#include "io/atomic_file.hpp"
+#include "io/baseline_file.hpp"
+#include "io/cost_file.hpp"
+#include "io/device_file.hpp"
+#include "io/model_file.hpp"
+#include "io/schedule_file.hpp"
+#include "io/text_file.hpp"
+#include "sim/errors.hpp"
+#include "sim/limits.hpp"
+#include "tests/cli/cli_harness.hpp"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fcntl.h>
+#include <functional>
+#include <future>
+#include <vector>
+#include <string>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace ppsim;
+using namespace ppsim::test;
+using Catch::Contains;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+double seconds_of(const std::function<void()>& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+TEST_CASE("a FIFO that nothing writes is an error after the wait, not a hang", "[io][robust]") {
+  TempDir dir("stream");
+  const std::string fifo = dir / "f.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string message;
+  const double took = seconds_of([&] {
+    message = error_of([&] { (void)read_text_file(fifo, "cost file", limits::kMaxInputBytes, 200); });
+  });
+  CHECK_THAT(message, Contains("f.json: the cost file (a FIFO or device) did not end within 0.2 s"));
+  CHECK(took < 3);
+}
+
+TEST_CASE("a FIFO with a writer is read to its end", "[io][robust]") {
+  TempDir dir("stream");
+  const std::string fifo = dir / "f.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // The writer comes late and writes in two parts: the reader waits for both and the close.
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    (void)!::write(fd, "{\"schema\": ", 11);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    (void)!::write(fd, "\"x\"}", 4);
+    ::close(fd);
+  });
+  const std::string text = read_text_file(fifo, "cost file", limits::kMaxInputBytes, 3000);
+  writer.join();
+  CHECK(text == "{\"schema\": \"x\"}");
+}
+
+TEST_CASE("every file reader goes through the non-blocking open", "[io][robust]") {
+  TempDir dir("stream");
+  const std::string fifo = dir / "f.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string csv = dir / "f.csv";
+  REQUIRE(::mkfifo(csv.c_str(), 0600) == 0);
+  // Each waits the limit (5 s) at most, where each used to hang; all at once, to wait once.
+  std::vector<std::function<void()>> loads = {
+      [&] { (void)load_cost_file(fifo); },
+      [&] { (void)load_schedule_file(csv); },
+      [&] { (void)load_schedule_file(fifo); },
+      [&] { (void)load_baseline_file(fifo, true); },
+      [&] { (void)load_model(fifo); },
+      [&] { (void)load_device(fifo); },
+  };
+  std::vector<std::future<std::string>> messages;
+  for (const auto& load : loads) messages.push_back(std::async(std::launch::async, error_of, load));
+  for (auto& m : messages) CHECK_THAT(m.get(), Contains("did not end within 5 s"));
+}
+
+TEST_CASE("output to a FIFO without a reader fails at once", "[io][robust]") {
+  TempDir dir("stream");
+  const std::string fifo = dir / "out.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string message;
+  const double took = seconds_of([&] {
+    message = error_of([&] { write_file_atomically(fifo, [](std::ostream& f) { f << "{}"; }); });
+  });
+  CHECK_THAT(message, Contains("out.json: cannot write (a FIFO that nothing reads)"));
+  CHECK(took < 1);
+  // A reader that never reads: the write stops after the wait instead of blocking for ever.
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(reader >= 0);
+  const std::string big(1 << 20, 'x');  // more than the pipe holds
+  message = error_of([&] { write_file_atomically(fifo, [&](std::ostream& f) { f << big; }); });
+  ::close(reader);
+  CHECK_THAT(message, Contains("out.json: cannot write (the reader took nothing for 5 s)"));
+}
+
+TEST_CASE("a block device is neither read nor written", "[io][robust]") {
+  // Any block device of this machine will do; without one there is nothing to check.
+  for (const char* dev : {"/dev/loop0", "/dev/sda", "/dev/vda", "/dev/nvme0n1"}) {
+    struct stat st {};
+    if (::stat(dev, &st) != 0 || !S_ISBLK(st.st_mode)) continue;
+    CHECK_THAT(error_of([&] { check_output_path(dev, "--trace"); }), Contains("is a block device"));
+    const std::string read = error_of([&] { (void)read_text_file(dev, "cost file"); });
+    CHECK((read.find("not a regular file, a FIFO or a character device") != std::string::npos ||
+           read.find("cannot open") != std::string::npos));
+    break;
+  }
+}
+
