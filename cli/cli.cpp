@@ -16,6 +16,7 @@
 #include "sim/variability.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <fmt/format.h>
 #include <new>
@@ -220,14 +221,27 @@ void reject_empty_values(const CLI::App& cmd) {
   }
 }
 
-std::string path_for(const std::string& path, const std::string& name, bool many) {
+std::string path_for(const std::string& path, const std::string& name, bool many,
+                     std::string_view what) {
   if (!many) return path;
+  // One file per name: a stream (stdout, a device, a FIFO) cannot hold several, and a name
+  // derived from one (`/dev/full-1f1b`) would be a regular file beside the device.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (path == "-" || (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)))
+    throw UsageError(fmt::format("{} {}: several files are written (one per schedule or part); "
+                                 "give a file name, not standard output, a device, a FIFO or a "
+                                 "directory",
+                                 what, excerpt(path)));
   const auto slash = path.find_last_of('/');
   const auto dot = path.find_last_of('.');
   std::string safe;
   for (char c : name) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    return path + "-" + safe;
+  // NOTE: a name without a suffix gets the trace's `.json`: `out/t` -> `out/t-1f1b.json`, so
+  // that every derived name opens in the trace viewer. A leading dot is a hidden file's name,
+  // not a suffix.
+  const auto base = slash == std::string::npos ? 0 : slash + 1;
+  if (dot == std::string::npos || dot <= base) return path + "-" + safe + ".json";
   return path.substr(0, dot) + "-" + safe + path.substr(dot);
 }
 
@@ -303,6 +317,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const int code = action();
     progress.finish();
     return code;
+  } catch (const cli::UsageError& e) {
+    progress.finish();
+    err << fmt::format("ppsim: error: {}: {}\nRun 'ppsim {} --help' for usage.\n", where,
+                       e.what(), where);
+    return kExitUsage;
   } catch (const std::exception& e) {
     progress.finish();
     const int code = exit_code_of(e);
@@ -317,6 +336,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 }
 
 int exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const cli::UsageError*>(&e) != nullptr) return kExitUsage;
   if (dynamic_cast<const ConfigError*>(&e) != nullptr) return kExitBadInput;
   if (dynamic_cast<const ScheduleError*>(&e) != nullptr) return kExitInvalidSchedule;
   if (dynamic_cast<const InfeasibleError*>(&e) != nullptr) return kExitInfeasible;

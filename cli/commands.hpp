@@ -11,6 +11,7 @@
 #include <functional>
 #include <iosfwd>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -98,8 +99,19 @@ void reject_empty_values(const CLI::App& cmd);
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);
 
-/// `out/trace.json` for schedule `zb-h1` among several -> `out/trace-zb-h1.json`.
-[[nodiscard]] std::string path_for(const std::string& path, const std::string& name, bool many);
+/// A usage error found after parsing (exit 2, with the `--help` hint), such as one stream
+/// given where several files are written.
+class UsageError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// `out/trace.json` for schedule `zb-h1` among several -> `out/trace-zb-h1.json`; `out/trace`
+/// -> `out/trace-zb-h1.json` (a derived name has a suffix). `path` itself when not `many`.
+/// With `many`, UsageError naming `what` (`--trace`) when `path` is `-`, a device, a FIFO or a
+/// directory: one stream cannot hold several files.
+[[nodiscard]] std::string path_for(const std::string& path, const std::string& name, bool many,
+                                   std::string_view what = "--trace");
 
 // Registration of the command files (each defines one of these).
 void add_core_commands(CLI::App& app, Io io, Action& action);  // list, simulate, compare

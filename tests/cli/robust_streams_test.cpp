@@ -50,3 +50,44 @@ TEST_CASE("an output FIFO that nothing reads is exit 3 at once", "[cli][robust]"
   CHECK(fs::is_fifo(fifo));
 }
 
+TEST_CASE("several files are never derived from a device, a FIFO or standard output",
+          "[cli][robust]") {
+  TempDir dir("streams");
+  const std::string fifo = dir / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& trace : {std::string("/dev/full"), std::string("/dev/null"),
+                                   std::string("-"), fifo}) {
+    CAPTURE(trace);
+    const auto r = cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", trace});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("--trace " + trace + ": several files are written"));
+    CHECK_THAT(r.err, Contains("Run 'ppsim compare --help' for usage."));
+    CHECK(r.out.empty());
+    CHECK_FALSE(fs::exists(trace + "-1f1b"));
+    CHECK_FALSE(fs::exists(trace + "-1f1b.json"));
+  }
+  CHECK(dir.entries() == 1);
+  // One schedule: one file, written into the device as before.
+  CHECK(cli({"compare", "-s", "1f1b", "-p", "4", "-m", "8", "--trace", "/dev/null"}).code == 0);
+  // execute writes two traces (measured and predicted): the same rule, before any rank starts.
+  const auto exec = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
+                         "4", "--blocks", "1", "--costs", "F=1", "--trace", "/dev/null"});
+  CHECK(exec.code == 2);
+  CHECK_THAT(exec.err, Contains("several files are written") && !Contains("mpirun"));
+}
+
+TEST_CASE("derived trace names keep or gain the suffix beside the given name", "[cli][robust]") {
+  TempDir dir("streams");
+  REQUIRE(cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "t"}).code == 0);
+  CHECK(fs::is_regular_file(dir / "t-1f1b.json"));
+  CHECK(fs::is_regular_file(dir / "t-zb-h1.json"));
+  REQUIRE(cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "u.trace.json"})
+              .code == 0);
+  CHECK(fs::is_regular_file(dir / "u.trace-1f1b.json"));
+  fs::create_directory(dir / "d.x");
+  REQUIRE(cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "d.x/.t"})
+              .code == 0);
+  CHECK(fs::is_regular_file(dir / "d.x/.t-zb-h1.json"));
+  CHECK(dir.entries() == 5);
+}
+
