@@ -91,3 +91,15 @@ TEST_CASE("derived trace names keep or gain the suffix beside the given name", "
   CHECK(dir.entries() == 5);
 }
 
+TEST_CASE("plan reports bad input as exit 3 on stderr, like every command", "[cli][robust]") {
+  const auto many = cli({"plan", "-p", "4097", "--global-batch", "32", "--model", "zb-1.5b"});
+  CHECK(many.code == 3);
+  CHECK(many.out.empty());
+  CHECK_THAT(many.err, Contains("ppsim: error: plan: -p 4097: expected 1 to 4096 devices"));
+  const auto costs = cli({"plan", "-p", "4", "--global-batch", "32", "--model", "zb-1.5b",
+                          "--costs", "F=-1"});
+  CHECK(costs.code == 3);
+  CHECK(costs.out.empty());
+  CHECK_THAT(costs.err, Contains("--costs F"));
+}
+
