@@ -106,7 +106,7 @@ IterationOptions iteration_options(const RunOptions& o) {
   IterationOptions it;
   it.count = o.iterations;
   if (!o.optimizer_step.empty()) {
-    const auto where = fmt::format("--optimizer-step '{}'", o.optimizer_step);
+    const auto where = fmt::format("--optimizer-step '{}'", excerpt(o.optimizer_step));
     it.optimizer_step = ms_to_ticks(parse_number(o.optimizer_step, where), where);
   }
   it.sync = parse_sync(o.sync);
@@ -205,7 +205,7 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
 std::vector<std::string> split_list(const std::string& text, std::string_view what) {
   std::vector<std::string> items;
   for_each_field(text, ',', [&](std::string_view item) {
-    if (item.empty()) throw ConfigError(fmt::format("{} '{}': empty item", what, text));
+    if (item.empty()) throw ConfigError(fmt::format("{} '{}': empty item", what, excerpt(text)));
     items.emplace_back(item);
     return true;
   });

@@ -1,5 +1,6 @@
 // Device presets and ppsim.device/1 files.
 #include "io/device_file.hpp"
+#include "io/text_parse.hpp"
 
 #include "io/detail/json_reader.hpp"
 #include "io/text_file.hpp"
@@ -80,7 +81,7 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
   };
   const detail::Field fields[] = {
       detail::schema_field(r, "ppsim.device/1"),
-      {"name", false, "", [&](const json& v, const std::string& at) { d.name = r.string(v, at); }},
+      {"name", false, "", [&](const json& v, const std::string& at) { d.name = r.name(v, at); }},
       {"peak_tflops", true, "missing",
        [&](const json& v, const std::string& at) {
          d.peak_tflops = r.number(v, at);
@@ -110,7 +111,7 @@ DeviceSpec load_device(const std::string& name) {
   for (const DeviceSpec& d : device_presets()) valid += (valid.empty() ? "" : ", ") + d.name;
   throw ConfigError(fmt::format("--device: unknown device '{}' (presets: {}, cpu; or a "
                                 "ppsim.device/1 *.json file)",
-                                name, valid));
+                                excerpt(name), valid));
 }
 
 } // namespace ppsim

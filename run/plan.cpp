@@ -182,7 +182,7 @@ Plan make_plan(const PlanRequest& rq) {
     for (const std::string& name : rq.schedules) {
       const ScheduleInfo* info = find_schedule(name);
       if (info == nullptr)
-        throw ConfigError(fmt::format("plan: unknown schedule '{}' (valid: {})", name, schedule_names()));
+        throw ConfigError(fmt::format("plan: unknown schedule '{}' (valid: {})", excerpt(name), schedule_names()));
       schedules.push_back(info);
     }
   }

@@ -21,7 +21,7 @@ namespace ppsim {
 double resolve_mem_limit(const std::string& text, int devices, const CostSpec& costs) {
   if (text.empty()) return -1;
   const auto bad = [&](std::string_view why) {
-    return ConfigError(fmt::format("--mem-limit '{}': {} (use 2p, 1.5p, 12 or 3GiB)", text, why));
+    return ConfigError(fmt::format("--mem-limit '{}': {} (use 2p, 1.5p, 12 or 3GiB)", excerpt(text), why));
   };
   NumberWithUnit n;
   try {
@@ -40,7 +40,7 @@ double resolve_mem_limit(const std::string& text, int devices, const CostSpec& c
                 "from `ppsim calibrate`");
     return value * *bytes / costs.memory_unit_bytes;
   }
-  throw bad(fmt::format("unknown unit '{}'", unit));
+  throw bad(fmt::format("unknown unit '{}'", excerpt(unit)));
 }
 
 CostSpec request_costs(const RunRequest& rq, int devices) {
@@ -56,7 +56,7 @@ namespace {
 // The generator's spec of a request by name; it points into `costs`.
 ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& costs) {
   if (!rq.devices || !rq.microbatches)
-    throw ConfigError(fmt::format("{}: needs -p STAGES and -m MICROBATCHES", rq.schedule));
+    throw ConfigError(fmt::format("{}: needs -p STAGES and -m MICROBATCHES", excerpt(rq.schedule)));
   ScheduleSpec spec;
   spec.devices = *rq.devices;
   spec.microbatches = *rq.microbatches;
@@ -70,6 +70,11 @@ ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& cos
 
 Schedule build_schedule(const RunRequest& rq, double mem_limit) {
   if (is_schedule_file(rq.schedule)) return load_schedule_file(rq.schedule, rq.pytorch_notation);
+  // NOTE: the registry's own message quotes the name whole (schedules/ includes only sim/, not
+  // io's excerpt()); a name from a user is refused here first, quoted by an excerpt.
+  if (find_schedule(rq.schedule) == nullptr)
+    throw ConfigError(fmt::format("unknown schedule '{}' (valid: {})", excerpt(rq.schedule),
+                                  schedule_names()));
   const CostSpec costs = request_costs(rq, rq.devices.value_or(1));
   return make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
 }

@@ -58,5 +58,8 @@ inline constexpr std::size_t kMaxReportedProblems = 40;
 /// Characters of the input that one message quotes (a cell, a key, a value); longer texts are
 /// cut with their length named.
 inline constexpr std::size_t kMaxQuoted = 60;
+/// Characters of a name inside an input file (a schedule's, a case's, a model's, a device's):
+/// it is printed in tables, traces and messages.
+inline constexpr std::size_t kMaxNameChars = 256;
 
 } // namespace ppsim::limits

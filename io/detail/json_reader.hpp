@@ -143,6 +143,15 @@ struct JsonReader {
     if (!j.is_string()) fail(path, fmt::format("expected a string, got {}", shown(j)));
     return j.get<std::string>();
   }
+  /// A name (of a schedule, a case, a model): a string of at most limits::kMaxNameChars bytes,
+  /// since tables, traces and messages print it.
+  std::string name(const nlohmann::json& j, const std::string& path) const {
+    std::string s = string(j, path);
+    if (s.size() > limits::kMaxNameChars)
+      fail(path, fmt::format("'{}': a name has at most {} characters", excerpt(s),
+                             limits::kMaxNameChars));
+    return s;
+  }
   /// An integer in [lo, hi]; 2.0 is not accepted as 2.
   int integer(const nlohmann::json& j, const std::string& path, int lo = 0,
               int hi = std::numeric_limits<int>::max()) const {

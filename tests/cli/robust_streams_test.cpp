@@ -103,3 +103,39 @@ TEST_CASE("plan reports bad input as exit 3 on stderr, like every command", "[cl
   CHECK_THAT(costs.err, Contains("--costs F"));
 }
 
+TEST_CASE("a long value is quoted by an excerpt wherever it is refused", "[cli][robust]") {
+  const std::string huge(100000, 'x');
+  const std::vector<std::vector<std::string>> calls = {
+      {"simulate", "-s", huge, "-p", "4", "-m", "8"},
+      {"compare", "-s", "1f1b," + huge, "-p", "4", "-m", "8"},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--model", huge},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--model", huge + ".json"},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--model", "zb-1.5b", "--device", huge},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--link", huge + "=1"},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--slow", huge},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", huge},
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", huge + "=1"},
+      {"sweep", "-s", huge, "-p", "4", "-m", "8"},
+      {"plan", "-p", "4", "--global-batch", "32", "--model", "zb-1.5b", "--schedules", huge},
+  };
+  for (const auto& args : calls) {
+    CAPTURE(args[0], args.size());
+    const auto r = cli(args);
+    CHECK(r.code == 3);
+    CHECK(r.err.size() < 1200);
+    CHECK_THAT(r.err, Contains("bytes)"));
+  }
+}
+
+TEST_CASE("a long name inside a schedule file is refused with an excerpt", "[cli][robust]") {
+  TempDir dir("streams");
+  const std::string file = dir.file(
+      "s.json", R"({"schema": "ppsim.schedule/1", "name": ")" + std::string(100000, 'n') +
+                    R"(", "devices": 1, "microbatches": 1, "placement": [0], "routes": [[0]],
+"order": [["F0.0", "B0.0", "W0.0"]]})");
+  const auto r = cli({"validate", file});
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Contains("/name: 'nnn") && Contains("(100000 bytes)"));
+  CHECK(r.err.size() < 1200);
+}
+

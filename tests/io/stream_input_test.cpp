@@ -128,3 +128,14 @@ TEST_CASE("a block device is neither read nor written", "[io][robust]") {
   }
 }
 
+TEST_CASE("a name inside a file is bounded and quoted by an excerpt", "[io][robust]") {
+  const std::string name(100000, 'n');
+  const std::string doc = R"({"schema": "ppsim.schedule/1", "name": ")" + name + R"(", "devices": 1})";
+  const std::string message = error_of([&] { (void)parse_schedule_json(doc, "s.json"); });
+  CHECK_THAT(message, Contains("s.json: /name: 'nnnn") && Contains("(100000 bytes)") &&
+                          Contains("a name has at most 256 characters"));
+  CHECK(message.size() < 400);
+  const std::string model = R"({"name": ")" + name + R"("})";
+  CHECK(error_of([&] { (void)parse_model_json(model, "m.json"); }).size() < 400);
+}
+
