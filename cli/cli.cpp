@@ -37,8 +37,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-p,--stages", o.devices, "pipeline devices (ranks); required for a name");
   cmd.add_option("-m,--microbatches", o.microbatches,
                  "micro-batches per iteration; required for a name");
-  cmd.add_option("-v,--chunks", o.chunks, "stages per device (interleaved); default per schedule")
-      ->check(CLI::Range(0, limits::kMaxDevices));
+  add_chunks_option(cmd, o.chunks, "stages per device (interleaved); default per schedule");
   cmd.add_option("--costs", o.costs,
                  "costs per device-stage: F=1,B=1,W=1,BW=..,FB=..,comm=0 (ms),MB=1,MW=0.5 (M_B)");
   cmd.add_option("--costs-file", o.costs_file, "a ppsim.costs/1 cost file (data/costs/*.json)");
@@ -77,6 +76,10 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("--slow", o.slow,
                  "device=D,factor=X: a straggler, device D's tasks take X times as long "
                  "(repeatable)");
+}
+
+CLI::Option* add_chunks_option(CLI::App& cmd, int& chunks, const std::string& help) {
+  return cmd.add_option("-v,--chunks", chunks, help)->check(CLI::Range(0, limits::kMaxDevices));
 }
 
 void require_shape(const CLI::App& cmd, const RunOptions& o) {
@@ -196,10 +199,14 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   }
   if (!o.seed.empty()) {
     if (!rq.jitter.requested()) throw ConfigError("--seed: needs --jitter (or --samples)");
-    rq.jitter.seed = static_cast<std::uint64_t>(
-        parse_integer(o.seed, "--seed", 0, std::numeric_limits<long long>::max()));
+    rq.jitter.seed = parse_seed(o.seed);
   }
   return rq;
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  return static_cast<std::uint64_t>(
+      parse_integer(text, "--seed", 0, std::numeric_limits<long long>::max()));
 }
 
 std::vector<std::string> split_list(const std::string& text, std::string_view what) {

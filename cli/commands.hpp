@@ -96,6 +96,13 @@ void reject_empty_values(const CLI::App& cmd);
 [[nodiscard]] std::vector<RunRequest> run_requests(const RunOptions& options, bool allow_many,
                                                    Io io);
 
+/// --seed's value (simulate's --jitter, execute's weights): an integer 0..2^63-1, else
+/// ConfigError `--seed: -1 is out of range`.
+[[nodiscard]] std::uint64_t parse_seed(const std::string& text);
+
+/// Adds `-v,--chunks` (0 = the schedule's default, up to the device limit) to `cmd`.
+CLI::Option* add_chunks_option(CLI::App& cmd, int& chunks, const std::string& help);
+
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);
 

@@ -71,12 +71,15 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
       {"latency_ms", false, "",
        [&](const json& v, const std::string& at) {
          d.link_latency_ms = r.number(v, at);
-         if (d.link_latency_ms > 1e6) r.fail(at, "too large");
+         if (d.link_latency_ms < 0 || d.link_latency_ms > 1e6)
+           r.fail(at, fmt::format("{}: expected milliseconds in [0, 1e6]", d.link_latency_ms));
        }},
       {"gbytes_per_s", false, "",
        [&](const json& v, const std::string& at) {
          d.link_gbytes_per_s = r.number(v, at);
-         if (d.link_gbytes_per_s > 1e9) r.fail(at, "too large");
+         // NOTE: 0 used to pass and meant an infinitely fast link; a link has a bandwidth.
+         if (d.link_gbytes_per_s <= 0 || d.link_gbytes_per_s > 1e9)
+           r.fail(at, fmt::format("{}: expected a positive GB/s up to 1e9", d.link_gbytes_per_s));
        }},
   };
   const detail::Field fields[] = {
@@ -93,7 +96,8 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
       {"memory_gib", false, "",
        [&](const json& v, const std::string& at) {
          d.memory_gib = r.number(v, at);
-         if (d.memory_gib > kMaxGib) r.fail(at, "too large");
+         if (d.memory_gib <= 0 || d.memory_gib > kMaxGib)
+           r.fail(at, fmt::format("{}: expected a positive GiB up to {}", d.memory_gib, kMaxGib));
        }},
       {"link", false, "",
        [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, link); }},

@@ -139,3 +139,29 @@ TEST_CASE("a long name inside a schedule file is refused with an excerpt", "[cli
   CHECK(r.err.size() < 1200);
 }
 
+TEST_CASE("values out of range are refused by costs and execute as by the other commands",
+          "[cli][robust]") {
+  for (const std::string capacity : {"nan", "80XB", "-1GiB", "1e30"}) {
+    CAPTURE(capacity);
+    const auto r = cli({"costs", "-p", "4", "--model", "zb-1.5b", "--mem-capacity", capacity});
+    CHECK(r.code == 3);
+    CHECK_THAT(r.err, Contains("--mem-capacity"));
+    // simulate says the same
+    const auto s = cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--model", "zb-1.5b",
+                        "--mem-capacity", capacity});
+    CHECK(s.code == 3);
+  }
+  const auto chunks = cli({"costs", "-p", "4", "-v", "-1", "--model", "zb-1.5b"});
+  CHECK(chunks.code == 2);
+  CHECK_THAT(chunks.err, Contains("--chunks"));
+  CHECK(chunks.code == cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "-v", "-1"}).code);
+  const auto seed = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
+                         "4", "--blocks", "1", "--seed", "-1"});
+  CHECK(seed.code == 3);
+  CHECK_THAT(seed.err, Contains("--seed: -1 is out of range") && !Contains("mpirun"));
+  const auto jitter_seed = cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--jitter", "0.1",
+                                "--seed", "-1"});
+  CHECK(jitter_seed.code == 3);
+  CHECK_THAT(jitter_seed.err, Contains("--seed: -1 is out of range"));
+}
+

@@ -139,3 +139,17 @@ TEST_CASE("a name inside a file is bounded and quoted by an excerpt", "[io][robu
   CHECK(error_of([&] { (void)parse_model_json(model, "m.json"); }).size() < 400);
 }
 
+TEST_CASE("a device file's link and memory are positive", "[io][robust]") {
+  const auto device = [](const std::string& extra) {
+    return error_of([&] {
+      (void)parse_device_json(R"({"schema": "ppsim.device/1", "peak_tflops": 100)" + extra + "}",
+                              "d.json");
+    });
+  };
+  CHECK_THAT(device(R"(, "link": {"gbytes_per_s": 0})"),
+             Contains("d.json: /link/gbytes_per_s: 0: expected a positive GB/s"));
+  CHECK_THAT(device(R"(, "memory_gib": 0)"),
+             Contains("d.json: /memory_gib: 0: expected a positive GiB"));
+  CHECK(device(R"(, "memory_gib": 80, "link": {"gbytes_per_s": 50, "latency_ms": 0})") ==
+        "(no error)");
+}
