@@ -165,3 +165,17 @@ TEST_CASE("values out of range are refused by costs and execute as by the other 
   CHECK_THAT(jitter_seed.err, Contains("--seed: -1 is out of range"));
 }
 
+TEST_CASE("a duplicated key in a file given to a command is exit 3 naming it", "[cli][robust]") {
+  TempDir dir("streams");
+  const std::string costs = dir.file(
+      "c.json", "{\"schema\": \"x\",\n\"schema\": \"ppsim.costs/1\", \"F\": 1, \"B\": 1, \"W\": 1}");
+  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file", costs});
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Contains("c.json: line 2, column 1: duplicate key \"schema\""));
+  const std::string device = dir.file(
+      "d.json", R"({"schema": "ppsim.device/1", "peak_tflops": 1, "link": {"gbytes_per_s": 0}})");
+  const auto d = cli({"costs", "-p", "4", "--model", "zb-1.5b", "--device", device});
+  CHECK(d.code == 3);
+  CHECK_THAT(d.err, Contains("/link/gbytes_per_s: 0: expected a positive GB/s"));
+}
+

@@ -128,6 +128,41 @@ TEST_CASE("a block device is neither read nor written", "[io][robust]") {
   }
 }
 
+TEST_CASE("a key given twice in any JSON file is refused with the key and its line",
+          "[io][robust]") {
+  const std::string costs = "{\"schema\": \"x\",\n \"schema\": \"ppsim.costs/1\", \"F\": 1}";
+  CHECK_THAT(error_of([&] { (void)parse_cost_json(costs, "c.json"); }),
+             Contains("c.json: line 2, column 2: duplicate key \"schema\""));
+  // Nested objects count their own keys; the same key in two objects is fine.
+  const std::string nested = R"({"schema": "ppsim.costs/1", "stages": [{"F": 1, "B": 1, "W": 1},
+{"F": 1, "B": 1, "W": 1, "B": 2}]})";
+  CHECK_THAT(error_of([&] { (void)parse_cost_json(nested, "c.json"); }),
+             Contains("c.json: line 2, column 26: duplicate key \"B\""));
+  // A key spelled with an escape is the same key.
+  CHECK_THAT(error_of([&] { (void)parse_cost_json(R"({"F": 1, "\u0046": 2})", "c.json"); }),
+             Contains("duplicate key \"F\""));
+  // Every reader: schedules, baselines, models, devices.
+  CHECK_THAT(error_of([&] {
+               (void)parse_schedule_json(R"({"schema": "ppsim.schedule/1", "devices": 1, "devices": 2})",
+                                         "s.json");
+             }),
+             Contains("s.json: line 1, column 46: duplicate key \"devices\""));
+  CHECK_THAT(error_of([&] {
+               (void)parse_baseline_json(R"({"schema": "ppsim.baseline/1", "cases": [], "cases": []})",
+                                         "b.json", false);
+             }),
+             Contains("duplicate key \"cases\""));
+  CHECK_THAT(error_of([&] { (void)parse_model_json(R"({"layers": 1, "layers": 2})", "m.json"); }),
+             Contains("duplicate key \"layers\""));
+  CHECK_THAT(error_of([&] {
+               (void)parse_device_json(R"({"peak_tflops": 1, "peak_tflops": 2})", "d.json");
+             }),
+             Contains("duplicate key \"peak_tflops\""));
+  // A key inside a string value is no key.
+  CHECK_THAT(error_of([&] { (void)parse_cost_json(R"({"schema": "F: F:"})", "c.json"); }),
+             !Contains("duplicate"));
+}
+
 TEST_CASE("a name inside a file is bounded and quoted by an excerpt", "[io][robust]") {
   const std::string name(100000, 'n');
   const std::string doc = R"({"schema": "ppsim.schedule/1", "name": ")" + name + R"(", "devices": 1})";
