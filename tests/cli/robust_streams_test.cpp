@@ -179,3 +179,16 @@ TEST_CASE("a duplicated key in a file given to a command is exit 3 naming it", "
   CHECK_THAT(d.err, Contains("/link/gbytes_per_s: 0: expected a positive GB/s"));
 }
 
+TEST_CASE("a second serve on a port in use exits 3 naming the port", "[cli][robust][serve]") {
+  ppsim::cli::ServeConfig config;
+  ppsim::cli::PlaygroundServer first(config);
+  const int port = first.bind("127.0.0.1", 0);
+  REQUIRE(port > 0);
+  // Bound, not yet serving: the port is taken all the same.
+  const auto second = cli({"serve", "--port", std::to_string(port)});
+  CHECK(second.code == 3);
+  CHECK_THAT(second.err, Contains(fmt::format("--port {}: cannot listen on 127.0.0.1:{}", port, port)));
+  ppsim::cli::PlaygroundServer other(config);
+  CHECK_THROWS_WITH(other.bind("127.0.0.1", port), Contains(std::to_string(port)));
+}
+
