@@ -220,7 +220,8 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
         check_output_path(o->trace, "--trace");
         check_output_path(path_for(o->trace, "predicted", true), "--trace");
       }
-      if (!o->hostfile.empty()) (void)read_text_file(o->hostfile, "hostfile");
+      if (!o->hostfile.empty())
+        (void)exec::check_hostfile(read_text_file(o->hostfile, "hostfile"), o->hostfile);
       const bool costs_given = !o->run.costs.empty() || !o->run.costs_file.empty();
       const CostSpec costs = resolve_costs(o->run, io);
       // Validation and the simulator's deadlock check, before any rank starts.

@@ -192,3 +192,23 @@ TEST_CASE("a second serve on a port in use exits 3 naming the port", "[cli][robu
   CHECK_THROWS_WITH(other.bind("127.0.0.1", port), Contains(std::to_string(port)));
 }
 
+TEST_CASE("execute checks the hostfile's syntax and hosts before launching", "[cli][robust][exec]") {
+  TempDir dir("streams");
+  const auto execute = [&](const std::string& hostfile) {
+    return cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens", "4",
+                "--blocks", "1", "--costs", "F=1", "--hostfile", hostfile});
+  };
+  const auto empty = execute(dir.file("empty", "# only a comment\n\n"));
+  CHECK(empty.code == 3);
+  CHECK_THAT(empty.err, Contains("no host in the hostfile") && !Contains("mpirun"));
+  const auto garbage = execute(dir.file("garbage", "localhost slots=2\n@@ !!\n"));
+  CHECK(garbage.code == 3);
+  CHECK_THAT(garbage.err, Contains("garbage:2: '@@' is not a host name"));
+  const auto option = execute(dir.file("option", "localhost slots=two\n"));
+  CHECK(option.code == 3);
+  CHECK_THAT(option.err, Contains("option:1: 'slots=two': expected KEY=N"));
+  const auto unknown = execute(dir.file("unknown", "no-such-host.invalid slots=1\n"));
+  CHECK(unknown.code == 3);
+  CHECK_THAT(unknown.err, Contains("unknown:1: unknown host 'no-such-host.invalid'") &&
+                              !Contains("ssh"));
+}
