@@ -16,6 +16,7 @@
 #include "sim/variability.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <fmt/format.h>
 #include <new>
@@ -36,8 +37,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-p,--stages", o.devices, "pipeline devices (ranks); required for a name");
   cmd.add_option("-m,--microbatches", o.microbatches,
                  "micro-batches per iteration; required for a name");
-  cmd.add_option("-v,--chunks", o.chunks, "stages per device (interleaved); default per schedule")
-      ->check(CLI::Range(0, limits::kMaxDevices));
+  add_chunks_option(cmd, o.chunks, "stages per device (interleaved); default per schedule");
   add_cost_options(cmd, o);
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
@@ -88,6 +88,10 @@ void add_iteration_options(CLI::App& cmd, RunOptions& o) {
                  "post-validation (no barrier, ZB paper section 4)");
 }
 
+CLI::Option* add_chunks_option(CLI::App& cmd, int& chunks, const std::string& help) {
+  return cmd.add_option("-v,--chunks", chunks, help)->check(CLI::Range(0, limits::kMaxDevices));
+}
+
 void require_shape(const CLI::App& cmd, const RunOptions& o) {
   bool all_files = !o.schedules.empty();
   for_each_field(o.schedules, ',', [&](std::string_view item) {
@@ -115,7 +119,7 @@ IterationOptions iteration_options(const RunOptions& o) {
   IterationOptions it;
   it.count = o.iterations;
   if (!o.optimizer_step.empty()) {
-    const auto where = fmt::format("--optimizer-step '{}'", o.optimizer_step);
+    const auto where = fmt::format("--optimizer-step '{}'", excerpt(o.optimizer_step));
     it.optimizer_step = ms_to_ticks(parse_number(o.optimizer_step, where), where);
   }
   it.sync = parse_sync(o.sync);
@@ -205,16 +209,20 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   }
   if (!o.seed.empty()) {
     if (!rq.jitter.requested()) throw ConfigError("--seed: needs --jitter (or --samples)");
-    rq.jitter.seed = static_cast<std::uint64_t>(
-        parse_integer(o.seed, "--seed", 0, std::numeric_limits<long long>::max()));
+    rq.jitter.seed = parse_seed(o.seed);
   }
   return rq;
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  return static_cast<std::uint64_t>(
+      parse_integer(text, "--seed", 0, std::numeric_limits<long long>::max()));
 }
 
 std::vector<std::string> split_list(const std::string& text, std::string_view what) {
   std::vector<std::string> items;
   for_each_field(text, ',', [&](std::string_view item) {
-    if (item.empty()) throw ConfigError(fmt::format("{} '{}': empty item", what, text));
+    if (item.empty()) throw ConfigError(fmt::format("{} '{}': empty item", what, excerpt(text)));
     items.emplace_back(item);
     return true;
   });
@@ -230,14 +238,27 @@ void reject_empty_values(const CLI::App& cmd) {
   }
 }
 
-std::string path_for(const std::string& path, const std::string& name, bool many) {
+std::string path_for(const std::string& path, const std::string& name, bool many,
+                     std::string_view what) {
   if (!many) return path;
+  // One file per name: a stream (stdout, a device, a FIFO) cannot hold several, and a name
+  // derived from one (`/dev/full-1f1b`) would be a regular file beside the device.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (path == "-" || (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)))
+    throw UsageError(fmt::format("{} {}: several files are written (one per schedule or part); "
+                                 "give a file name, not standard output, a device, a FIFO or a "
+                                 "directory",
+                                 what, excerpt(path)));
   const auto slash = path.find_last_of('/');
   const auto dot = path.find_last_of('.');
   std::string safe;
   for (char c : name) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    return path + "-" + safe;
+  // NOTE: a name without a suffix gets the trace's `.json`: `out/t` -> `out/t-1f1b.json`, so
+  // that every derived name opens in the trace viewer. A leading dot is a hidden file's name,
+  // not a suffix.
+  const auto base = slash == std::string::npos ? 0 : slash + 1;
+  if (dot == std::string::npos || dot <= base) return path + "-" + safe + ".json";
   return path.substr(0, dot) + "-" + safe + path.substr(dot);
 }
 
@@ -314,6 +335,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const int code = action();
     progress.finish();
     return code;
+  } catch (const cli::UsageError& e) {
+    progress.finish();
+    err << fmt::format("ppsim: error: {}: {}\nRun 'ppsim {} --help' for usage.\n", where,
+                       e.what(), where);
+    return kExitUsage;
   } catch (const std::exception& e) {
     progress.finish();
     const int code = exit_code_of(e);
@@ -328,6 +354,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 }
 
 int exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const cli::UsageError*>(&e) != nullptr) return kExitUsage;
   if (dynamic_cast<const ConfigError*>(&e) != nullptr) return kExitBadInput;
   if (dynamic_cast<const ScheduleError*>(&e) != nullptr) return kExitInvalidSchedule;
   if (dynamic_cast<const InfeasibleError*>(&e) != nullptr) return kExitInfeasible;

@@ -24,7 +24,7 @@ enum ExitCode : int {
   kExitInternal = 70,
 };
 
-/// The exit code of an error: ConfigError 3, ScheduleError 4, InfeasibleError 5,
+/// The exit code of an error: cli::UsageError 2, ConfigError 3, ScheduleError 4, InfeasibleError 5,
 /// ExecutionError 6, out of memory 3 (the problem is too large), anything else 70.
 [[nodiscard]] int exit_code_of(const std::exception& error);
 

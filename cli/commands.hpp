@@ -11,6 +11,7 @@
 #include <functional>
 #include <iosfwd>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -104,11 +105,29 @@ void reject_empty_values(const CLI::App& cmd);
 [[nodiscard]] std::vector<RunRequest> run_requests(const RunOptions& options, bool allow_many,
                                                    Io io);
 
+/// --seed's value (simulate's --jitter, execute's weights): an integer 0..2^63-1, else
+/// ConfigError `--seed: -1 is out of range`.
+[[nodiscard]] std::uint64_t parse_seed(const std::string& text);
+
+/// Adds `-v,--chunks` (0 = the schedule's default, up to the device limit) to `cmd`.
+CLI::Option* add_chunks_option(CLI::App& cmd, int& chunks, const std::string& help);
+
 /// Splits `a,b,c` (empty items rejected with ConfigError naming `what`).
 [[nodiscard]] std::vector<std::string> split_list(const std::string& text, std::string_view what);
 
-/// `out/trace.json` for schedule `zb-h1` among several -> `out/trace-zb-h1.json`.
-[[nodiscard]] std::string path_for(const std::string& path, const std::string& name, bool many);
+/// A usage error found after parsing (exit 2, with the `--help` hint), such as one stream
+/// given where several files are written.
+class UsageError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// `out/trace.json` for schedule `zb-h1` among several -> `out/trace-zb-h1.json`; `out/trace`
+/// -> `out/trace-zb-h1.json` (a derived name has a suffix). `path` itself when not `many`.
+/// With `many`, UsageError naming `what` (`--trace`) when `path` is `-`, a device, a FIFO or a
+/// directory: one stream cannot hold several files.
+[[nodiscard]] std::string path_for(const std::string& path, const std::string& name, bool many,
+                                   std::string_view what = "--trace");
 
 // Registration of the command files (each defines one of these).
 void add_core_commands(CLI::App& app, Io io, Action& action);  // list, simulate, compare

@@ -49,12 +49,14 @@ void add_output_options(CLI::App& cmd, SimulateOptions& o) {
 // Writes a Chrome trace per run (FILE-<schedule>.json each when there are several), and the
 // --svg picture of them all.
 void write_traces(const SimulateOptions& o, std::span<const Run> runs) {
+  // Every name first: a --trace that cannot take several files fails before any is written.
+  std::vector<std::string> traces;
+  if (!o.trace.empty())
+    for (const Run& r : runs) traces.push_back(path_for(o.trace, r.schedule.name, runs.size() > 1));
   if (!o.svg.empty())
     write_file_atomically(o.svg, [&](std::ostream& f) { write_timelines_picture(f, runs); });
-  if (o.trace.empty()) return;
-  for (const Run& r : runs)
-    write_file_atomically(path_for(o.trace, r.schedule.name, runs.size() > 1),
-                          [&](std::ostream& f) { write_chrome_trace(f, r); });
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    write_file_atomically(traces[i], [&](std::ostream& f) { write_chrome_trace(f, runs[i]); });
 }
 
 std::vector<RunRequest> requests_of(const SimulateOptions& o, bool allow_many, Io io) {
@@ -189,9 +191,12 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
   cmp->callback([io, &action, cmp_opts, cmp] {
     require_shape(*cmp, cmp_opts->run);
     action = [io, cmp_opts] {
+      const auto requests = requests_of(*cmp_opts, true, io);
+      // A --trace that cannot take one file per schedule is refused before the runs.
+      if (!cmp_opts->trace.empty() && !requests.empty())
+        (void)path_for(cmp_opts->trace, requests.front().schedule, requests.size() > 1);
       // An infeasible schedule keeps its row (reason, least limit that works); the others run.
-      const Comparison comparison =
-          run_compare(requests_of(*cmp_opts, true, io), &io.progress);
+      const Comparison comparison = run_compare(requests, &io.progress);
       write_traces(*cmp_opts, comparison.runs);
       if (!cmp_opts->html.empty())
         write_file_atomically(cmp_opts->html, [&](std::ostream& f) {

@@ -42,7 +42,7 @@ struct ExecuteOptions {
   int threads{1};
   int iterations{3};
   double watchdog{60};
-  std::uint64_t seed{1};
+  std::string seed;  ///< --seed as typed; empty = 1
   std::string trace;
   std::string hostfile;
   std::string fault;
@@ -68,7 +68,7 @@ std::vector<std::string> rank_arguments(const ExecuteOptions& o) {
   add("--threads", fmt::format("{}", o.threads));
   add("--iterations", fmt::format("{}", o.iterations));
   add("--watchdog", fmt::format("{}", o.watchdog));
-  add("--seed", fmt::format("{}", o.seed));
+  add("--seed", o.seed);
   add("--trace", o.trace);
   add("--fault", o.fault);
   if (o.run.comm_mode != "async") add("--comm-mode", o.run.comm_mode);
@@ -142,7 +142,7 @@ int run_rank(const ExecuteOptions& o, const Schedule& schedule, const exec::Mode
     eo.threads = o.threads;
     eo.iterations = o.iterations;
     eo.watchdog_s = o.watchdog;
-    eo.seed = o.seed;
+    eo.seed = o.seed.empty() ? 1 : parse_seed(o.seed);
     if (!o.fault.empty()) eo.fault = exec::parse_fault(o.fault);
     if (costs_given) eo.costs = costs;
     const RunRequest asked = to_request(o.run, o.run.schedules, costs);
@@ -213,13 +213,15 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
       if (o->run.schedules.find(',') != std::string::npos)
         throw ConfigError(fmt::format("--schedule '{}': execute runs one schedule",
                                       o->run.schedules));
+      if (!o->seed.empty()) (void)parse_seed(o->seed);
       if (!o->fault.empty()) (void)exec::parse_fault(o->fault);
       // Outputs are checked now: a run of minutes must not end in "cannot write".
       if (!o->trace.empty()) {
         check_output_path(o->trace, "--trace");
         check_output_path(path_for(o->trace, "predicted", true), "--trace");
       }
-      if (!o->hostfile.empty()) (void)read_text_file(o->hostfile, "hostfile");
+      if (!o->hostfile.empty())
+        (void)exec::check_hostfile(read_text_file(o->hostfile, "hostfile"), o->hostfile);
       const bool costs_given = !o->run.costs.empty() || !o->run.costs_file.empty();
       const CostSpec costs = resolve_costs(o->run, io);
       // Validation and the simulator's deadlock check, before any rank starts.

@@ -67,6 +67,9 @@ int run_costs(const CostsOptions& o, Io io) {
   const std::optional<WorkloadSpec> w = resolve_workload(o.run);
   if (!w) throw ConfigError("costs: needs --model (a preset or a ppsim.model/1 file)");
   if (!o.run.devices) throw ConfigError("costs: needs -p DEVICES");
+  // Checked as every command checks it, although costs only reports: a value that simulate and
+  // plan refuse is no more right here.
+  if (!o.run.mem_capacity.empty()) (void)parse_bytes(o.run.mem_capacity, "--mem-capacity");
   const int p = *o.run.devices;
   const Layout layout = workload_layout(*w, p, o.run.chunks);
   ModelCosts mc = model_costs(w->model, w->device, layout, p, w->training);
@@ -234,7 +237,7 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
   auto* costs = app.add_subcommand(
       "costs", "per-stage F/B/W times, activation memory and parameters of a model on a device");
   costs->add_option("-p,--stages", co->run.devices, "pipeline devices (ranks)")->required();
-  costs->add_option("-v,--chunks", co->run.chunks,
+  add_chunks_option(*costs, co->run.chunks,
                     "stages per device: the layout lists devices x chunks stages");
   costs->add_option("--costs", co->run.costs, "overrides on top: F=..,B=..,W=..,comm=.. (ms)");
   add_model_options(*costs, co->run);

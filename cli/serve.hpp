@@ -28,8 +28,26 @@ struct ServeLimits {
   double seconds{20};
 };
 
+/// What the sockets may hold (serve_cmd.cpp): slow or idle clients cannot stop the server.
+struct ConnectionLimits {
+  /// Threads that read requests and write answers (the simulations run on one more); a slow
+  /// client holds one while it sends.
+  int threads{64};
+  /// Accepted connections that wait for a thread; past it accepting pauses (see serve_cmd.cpp).
+  int queued{256};
+  /// Simulations (/api/compare, /api/timeline) one address may have in flight at once; past it
+  /// 503 at once.
+  int per_client{2};
+  /// Seconds one read from a client may wait; also how long a connection that sends nothing
+  /// stays in the kernel (TCP_DEFER_ACCEPT) without taking a thread.
+  int read_timeout_s{5};
+  /// Seconds a kept-alive connection may stay idle between requests.
+  int keep_alive_s{2};
+};
+
 struct ServeConfig {
   ServeLimits limits;
+  ConnectionLimits connections;
   /// A folder of ppsim.costs/1 files that `costs-file=NAME` may name (NAME or NAME.json); empty
   /// = none. No other file of the server can be named.
   std::string profiles_dir;
@@ -70,7 +88,10 @@ struct HttpAnswer {
 /// The HTTP server (cpp-httplib, serve_cmd.cpp) around serve_answer. The API's simulations run
 /// one at a time on a worker thread; a request waits at most `limits.seconds` for its answer
 /// (then 503; the simulation, bounded by the limits, finishes and its answer is dropped), and at
-/// most two wait behind the one running (more get 503 at once).
+/// most two wait behind the one running (more get 503 at once). The connections are bounded by
+/// `connections`: a pool of threads with a bounded queue, read and keep-alive timeouts, idle
+/// connections kept out of the pool, and a limit of simulations per address. The port is bound
+/// exclusively (no SO_REUSEPORT): a second server on a port in use fails to bind.
 ///
 ///   PlaygroundServer server(config);
 ///   int port = server.bind("127.0.0.1", 0);   // 0: any free port

@@ -4,6 +4,7 @@
 //   curl 'http://127.0.0.1:8080/api/compare?s=1f1b,zb-h1&p=4&m=8&costs=F=2,B=2,W=2'
 #include "cli/commands.hpp"
 #include "cli/serve.hpp"
+#include "io/text_parse.hpp"
 #include "sim/errors.hpp"
 
 #include <chrono>
@@ -14,11 +15,16 @@
 #include <functional>
 #include <future>
 #include <httplib.h>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <optional>
 #include <ostream>
+#include <sys/socket.h>
 #include <thread>
+#include <vector>
 
 namespace ppsim::cli {
 
@@ -75,23 +81,122 @@ private:
   std::thread thread_;
 };
 
+// httplib's ThreadPool with a bound on the connections that wait for a thread. Past it the
+// accepting thread serves the connection itself, so that accepting pauses (the kernel's backlog
+// holds the rest) instead of the queue growing without end.
+// NOTE: httplib 0.11 gives a task queue only a job, not its socket, so a full queue cannot
+// answer 503 and close; the pause is the bound.
+class BoundedPool : public httplib::TaskQueue {
+public:
+  BoundedPool(int threads, int queued) : max_queued_(static_cast<std::size_t>(queued)) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { loop(); });
+  }
+  ~BoundedPool() override = default;
+  BoundedPool(const BoundedPool&) = delete;
+  BoundedPool& operator=(const BoundedPool&) = delete;
+
+  void enqueue(std::function<void()> fn) override {
+    {
+      const std::lock_guard lock(mutex_);
+      if (jobs_.size() < max_queued_) {
+        jobs_.push_back(std::move(fn));
+        ready_.notify_one();
+        return;
+      }
+    }
+    fn();
+  }
+  void shutdown() override {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+private:
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stopping, nothing left
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::size_t max_queued_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_{false};
+  std::vector<std::thread> threads_;
+};
+
+// API requests in flight per client address: one client cannot take every place of the worker.
+class ClientCounter {
+public:
+  explicit ClientCounter(int limit) : limit_(limit) {}
+  /// Counts one more request of `address`; false (and not counted) when it has `limit` already.
+  bool enter(const std::string& address) {
+    const std::lock_guard lock(mutex_);
+    int& n = in_flight_[address];
+    if (n >= limit_) return false;
+    ++n;
+    return true;
+  }
+  void leave(const std::string& address) {
+    const std::lock_guard lock(mutex_);
+    if (--in_flight_[address] <= 0) in_flight_.erase(address);
+  }
+
+private:
+  int limit_;
+  std::mutex mutex_;
+  std::map<std::string, int> in_flight_;
+};
+
 } // namespace
 
 struct PlaygroundServer::Impl {
-  explicit Impl(ServeConfig c) : config(std::move(c)), worker(2) {}
+  explicit Impl(ServeConfig c)
+      : config(std::move(c)), clients(config.connections.per_client), worker(2) {}
   ServeConfig config;
   httplib::Server http;
+  ClientCounter clients;
   Worker worker;
 };
 
 PlaygroundServer::PlaygroundServer(ServeConfig config)
     : impl_(std::make_unique<Impl>(std::move(config))) {
   Impl& im = *impl_;
-  // A handful of connection threads: the simulations are one at a time anyway.
-  im.http.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  im.http.set_read_timeout(10);
-  im.http.set_write_timeout(30);
+  const ConnectionLimits& cl = im.config.connections;
+  if (cl.threads < 1 || cl.queued < 0 || cl.per_client < 1 || cl.read_timeout_s < 1 ||
+      cl.keep_alive_s < 1)
+    throw ConfigError("serve: connection limits must be positive");
+  // Connection threads that only read requests and write answers; the simulations are one at
+  // a time on the worker anyway. Slow clients hold threads, so there are many.
+  im.http.new_task_queue = [&cl] { return new BoundedPool(cl.threads, cl.queued); };
+  im.http.set_read_timeout(cl.read_timeout_s);
+  im.http.set_write_timeout(cl.read_timeout_s);
+  im.http.set_keep_alive_timeout(cl.keep_alive_s);
   im.http.set_payload_max_length(64 * 1024);
+  // NOTE: httplib's default socket options add SO_REUSEPORT, with which a second server on the
+  // same port also listens and takes half of the connections. SO_REUSEADDR alone lets a
+  // restarted server bind past TIME_WAIT, and never next to a listening one.
+  // TCP_DEFER_ACCEPT: a connection that sends nothing stays in the kernel and never takes a
+  // thread (idle sockets used to delay everyone by the read timeout each).
+  im.http.set_socket_options([&cl](socket_t sock) {
+    int yes = 1;
+    (void)::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    int defer = cl.read_timeout_s;
+    (void)::setsockopt(sock, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof defer);
+  });
   im.http.Get(R"(/.*)", [&im](const httplib::Request& req, httplib::Response& res) {
     // NOTE: the query is parsed here, not by httplib, whose parser keeps only the text after a
     // value's last '=' (costs=F=2,B=2 would lose F=).
@@ -99,7 +204,17 @@ PlaygroundServer::PlaygroundServer(ServeConfig config)
     HttpAnswer answer;
     if (!req.path.starts_with("/api/") || req.path == "/api/schedules") {
       answer = serve_answer(req.path, query, im.config);
+    } else if (!im.clients.enter(req.remote_addr)) {
+      answer = {503, "text/plain; charset=utf-8",
+                fmt::format("ppsim serve: too many simulations from {} at once (at most {}); "
+                            "try again\n",
+                            req.remote_addr, im.config.connections.per_client)};
     } else {
+      struct Leave {
+        ClientCounter& c;
+        const std::string& address;
+        ~Leave() { c.leave(address); }
+      } leave{im.clients, req.remote_addr};
       auto pending = im.worker.submit([&config = im.config, path = req.path, query] {
         return serve_answer(path, query, config);
       });
@@ -130,11 +245,13 @@ int PlaygroundServer::bind(const std::string& host, int port) {
   if (port < 0 || port > 65535) throw ConfigError(fmt::format("--port {}: not a port (0..65535)", port));
   if (port == 0) {
     const int got = impl_->http.bind_to_any_port(host);
-    if (got <= 0) throw ConfigError(fmt::format("--host '{}': cannot listen there", host));
+    if (got <= 0) throw ConfigError(fmt::format("--host '{}': cannot listen there", excerpt(host)));
     return got;
   }
   if (!impl_->http.bind_to_port(host, port))
-    throw ConfigError(fmt::format("--host '{}' --port {}: cannot listen there (in use?)", host, port));
+    throw ConfigError(fmt::format("--port {}: cannot listen on {}:{} (is another server using "
+                                  "port {}?)",
+                                  port, excerpt(host), port, port));
   return port;
 }
 

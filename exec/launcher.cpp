@@ -2,10 +2,12 @@
 // process group, and the stop signals passed on to that group.
 #include "exec/launcher.hpp"
 
+#include "io/text_parse.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <netdb.h>
 #include <ostream>
 #include <poll.h>
 #include <regex>
@@ -21,6 +24,58 @@
 #include <unistd.h>
 
 namespace ppsim::exec {
+
+std::vector<std::string> check_hostfile(std::string_view text, const std::string& where) {
+  std::vector<std::string> hosts;
+  std::size_t line_no = 0;
+  const auto fail = [&](const std::string& what) {
+    return ConfigError(fmt::format("{}:{}: {}", where, line_no, what));
+  };
+  const auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' ||
+           c == '_' || c == ':';
+  };
+  for_each_field(text, '\n', [&](std::string_view raw) {
+    ++line_no;
+    std::string line(raw.substr(0, raw.find('#')));
+    std::replace_if(line.begin(), line.end(), [](char c) { return c == '\t' || c == '\r'; }, ' ');
+    std::vector<std::string_view> words;
+    for_each_field(line, ' ', [&](std::string_view w) {
+      w = trim(w);
+      if (!w.empty()) words.push_back(w);
+      return true;
+    });
+    if (words.empty()) return true;
+    const std::string_view host = words.front();
+    if (!std::all_of(host.begin(), host.end(), name_char))
+      throw fail(fmt::format("'{}' is not a host name (a hostfile line is `HOST [slots=N] "
+                             "[max_slots=N]`)",
+                             excerpt(host)));
+    for (std::size_t i = 1; i < words.size(); ++i) {
+      const auto eq = words[i].find('=');
+      const std::string_view key = words[i].substr(0, eq);
+      const std::string_view value = eq == std::string_view::npos ? "" : words[i].substr(eq + 1);
+      if (eq == std::string_view::npos || key.empty() || value.empty() ||
+          !std::all_of(value.begin(), value.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }))
+        throw fail(fmt::format("'{}': expected KEY=N after the host (slots=4, max_slots=8)",
+                               excerpt(words[i])));
+    }
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const std::string name(host);
+    if (const int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &found); rc != 0)
+      throw fail(fmt::format("unknown host '{}' ({})", excerpt(host), ::gai_strerror(rc)));
+    ::freeaddrinfo(found);
+    hosts.push_back(name);
+    return true;
+  });
+  if (hosts.empty())
+    throw ConfigError(fmt::format("{}: no host in the hostfile (a line is `HOST [slots=N]`)", where));
+  return hosts;
+}
 
 std::vector<std::string> mpirun_command(const LaunchOptions& o, const std::string& executable,
                                         const std::vector<std::string>& args) {

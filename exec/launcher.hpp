@@ -27,6 +27,13 @@ struct LaunchOptions {
                                                       const std::string& executable,
                                                       const std::vector<std::string>& args);
 
+/// The hosts of an Open MPI hostfile (`node1 slots=4 max_slots=8`, `#` comments), checked before
+/// mpirun starts: ConfigError `FILE:LINE: ...` for a line that is not a host name followed by
+/// `key=N` options, for a host that does not resolve (getaddrinfo), and for a file without a
+/// host. Nothing else of mpirun's own hostfile language is accepted.
+[[nodiscard]] std::vector<std::string> check_hostfile(std::string_view text,
+                                                      const std::string& where);
+
 /// Where one rank runs, as it says itself at its start when the ppsim that launched mpirun asks
 /// (`--roster`): its host name, the address of the launcher daemon it hangs off (Open MPI's
 /// `orte_local_daemon_uri`, the name mpirun's reports use for hosts given by address), its pid.

@@ -3,6 +3,7 @@
 #include "io/atomic_file.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <array>
 #include <atomic>
@@ -11,7 +12,9 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <chrono>
 #include <ostream>
+#include <poll.h>
 #include <streambuf>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,10 +25,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A stream buffer on a file descriptor that remembers why a write failed.
+// A stream buffer on a file descriptor that remembers why a write failed. A non-blocking one
+// (a FIFO, a device) waits for room at most until the deadline, then fails with ETIMEDOUT.
 class FdBuf : public std::streambuf {
 public:
-  explicit FdBuf(int fd) : fd_(fd) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  explicit FdBuf(int fd)
+      // NOTE: a deadline is the one use of a clock outside calibrate/: it bounds the waiting
+      // for a FIFO's reader and never changes a result.
+      : fd_(fd), deadline_(std::chrono::steady_clock::now() +
+                           std::chrono::milliseconds(limits::kMaxStreamWaitMs)) {
+    setp(buf_.data(), buf_.data() + buf_.size());
+  }
   /// 0, or the errno of the first failed write.
   [[nodiscard]] int error() const { return error_; }
   bool drain() { return sync() == 0; }
@@ -44,6 +54,10 @@ protected:
     while (error_ == 0 && p < pptr()) {
       const ssize_t n = ::write(fd_, p, static_cast<std::size_t>(pptr() - p));
       if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        wait_for_room();
+        continue;
+      }
       if (n <= 0) error_ = n < 0 ? errno : EIO;
       else p += n;
     }
@@ -52,12 +66,27 @@ protected:
   }
 
 private:
+  void wait_for_room() {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline_ - std::chrono::steady_clock::now());
+    pollfd p{fd_, POLLOUT, 0};
+    const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+    if (ready == 0) error_ = ETIMEDOUT;
+    else if (ready < 0 && errno != EINTR) error_ = errno;
+  }
+
   int fd_;
+  std::chrono::steady_clock::time_point deadline_;
   int error_{0};
   std::array<char, 65536> buf_{};
 };
 
 ConfigError write_error(const std::string& path, int error) {
+  if (error == ETIMEDOUT)
+    return ConfigError(fmt::format("{}: cannot write (the reader took nothing for {} s)", path,
+                                   limits::kMaxStreamWaitMs / 1000));
+  if (error == ENXIO)  // O_NONBLOCK's answer for a FIFO that nothing has open for reading
+    return ConfigError(fmt::format("{}: cannot write (a FIFO that nothing reads)", path));
   return ConfigError(fmt::format("{}: cannot write ({})", path, std::strerror(error)));
 }
 
@@ -100,6 +129,10 @@ void check_output_path(const std::string& path, std::string_view what) {
   std::error_code ec;
   const auto st = fs::status(path, ec);
   if (fs::is_directory(st)) throw ConfigError(fmt::format("{} {}: is a directory", what, path));
+  if (fs::is_block_file(st))
+    throw ConfigError(fmt::format("{} {}: is a block device; ppsim writes files, FIFOs and "
+                                  "character devices",
+                                  what, path));
   if (fs::exists(st) && !fs::is_regular_file(st)) {
     if (::access(path.c_str(), W_OK) != 0)
       throw ConfigError(fmt::format("{} {}: cannot write ({})", what, path, std::strerror(errno)));
@@ -122,8 +155,13 @@ void write_file_atomically(const std::string& path,
   const auto st = fs::status(path, ec);
   if (fs::is_directory(st)) throw ConfigError(fmt::format("{}: is a directory", path));
   if (fs::exists(st) && !fs::is_regular_file(st)) {
-    // A device or a FIFO: there is nothing to rename over; write it as it is.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    // A device or a FIFO: there is nothing to rename over; write it as it is, never blocking
+    // (a FIFO without a reader is ENXIO at once, a reader that stops reading a timeout).
+    if (fs::is_block_file(st))
+      throw ConfigError(fmt::format("{}: is a block device; ppsim writes files, FIFOs and "
+                                    "character devices",
+                                    path));
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw write_error(path, errno);
     fill_fd(fd, path, fill);
     return;

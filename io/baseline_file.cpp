@@ -1,5 +1,6 @@
 // Reading, writing and comparing `ppsim.baseline/1` files.
 #include "io/baseline_file.hpp"
+#include "io/text_parse.hpp"
 
 #include "io/detail/json_reader.hpp"
 #include "io/schedule_file.hpp"
@@ -69,7 +70,11 @@ BaselineCase parse_case(const JsonReader& r, const json& j, const std::string& a
     c.expected = std::move(ordered);
   };
   const detail::Field fields[] = {
-      {"name", false, "", text(c.name, "empty name")},
+      {"name", false, "",
+       [&](const json& v, const std::string& path) {
+         c.name = r.name(v, path);
+         if (c.name.empty()) r.fail(path, "empty name");
+       }},
       {"schedule", true, "missing", text(c.schedule)},
       {"p", false, "", integer(c.devices, 1)},
       {"m", false, "", integer(c.microbatches, 1)},
@@ -122,7 +127,7 @@ double baseline_metric(const Metrics& m, std::string_view name) {
   if (name == "ideal_ms") return ticks_to_ms(m.ideal);
   if (name == "makespan_ms") return ticks_to_ms(m.makespan);
   if (name == "peak_memory") return m.peak_memory;
-  throw ConfigError(fmt::format("unknown baseline metric '{}'", name));
+  throw ConfigError(fmt::format("unknown baseline metric '{}'", excerpt(name)));
 }
 
 Baseline parse_baseline_json(std::string_view text, std::string_view where,
@@ -144,7 +149,7 @@ Baseline parse_baseline_json(std::string_view text, std::string_view where,
            const std::string ci = fmt::format("{}/{}", at, i);
            BaselineCase c = parse_case(r, v[i], ci, require_expected);
            if (!names.insert(c.name).second)
-             r.fail(ci + "/name", fmt::format("duplicate case name '{}'", c.name));
+             r.fail(ci + "/name", fmt::format("duplicate case name '{}'", excerpt(c.name)));
            b.cases.push_back(std::move(c));
          }
        }},

@@ -11,22 +11,22 @@ namespace ppsim {
 LinkModel parse_link(std::string_view text) {
   LinkModel link;
   for_each_key_value(
-      text, fmt::format("--link '{}'", text), [&](std::string_view key, std::string_view value) {
-        const auto where = fmt::format("--link {}", key);
+      text, fmt::format("--link '{}'", excerpt(text)), [&](std::string_view key, std::string_view value) {
+        const auto where = fmt::format("--link {}", excerpt(key));
         if (key == "latency") {
           link.latency = ms_to_ticks(parse_non_negative(value, where), where);
           link.sized = true;
         } else if (key == "bandwidth") {
           const double gbps = parse_number(value, where);
           if (!(gbps > 0))
-            throw ConfigError(fmt::format("{}={}: must be > 0 (GB/s)", where, value));
+            throw ConfigError(fmt::format("{}={}: must be > 0 (GB/s)", where, excerpt(value)));
           link.bandwidth = gbps;
           link.sized = true;
         } else if (key == "contention") {
           link.contention = parse_contention(value);
         } else {
           throw ConfigError(fmt::format(
-              "--link: unknown key '{}' (valid keys: latency, bandwidth, contention)", key));
+              "--link: unknown key '{}' (valid keys: latency, bandwidth, contention)", excerpt(key)));
         }
       });
   return link;

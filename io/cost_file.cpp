@@ -48,7 +48,7 @@ void apply_costs(CostSpec& spec, std::string_view text) {
     if (k == nullptr)
       throw ConfigError(fmt::format("--costs: unknown key '{}' (valid keys: {})", excerpt(key),
                                     cost_key_names()));
-    const auto where = fmt::format("--costs {}", key);
+    const auto where = fmt::format("--costs {}", excerpt(key));
     const double value = parse_non_negative(text_value, where);
     const bool message_bytes = k->mb == &StageCosts::act_bytes || k->mb == &StageCosts::grad_bytes;
     if (message_bytes && value > limits::kMaxMessageBytes)
@@ -194,25 +194,25 @@ std::string cost_spec_json(const CostSpec& spec, const std::string& description,
 SlowDevice parse_slow(std::string_view text) {
   SlowDevice slow;
   bool device = false, factor = false;
-  for_each_key_value(text, fmt::format("--slow '{}'", text), [&](std::string_view key,
+  for_each_key_value(text, fmt::format("--slow '{}'", excerpt(text)), [&](std::string_view key,
                                                                   std::string_view value) {
-    const auto where = fmt::format("--slow {}", key);
+    const auto where = fmt::format("--slow {}", excerpt(key));
     if (key == "device") {
       slow.device = static_cast<int>(parse_integer(value, where, 0, limits::kMaxDevices - 1));
       device = true;
     } else if (key == "factor") {
       slow.factor = parse_number(value, where);
       if (!(slow.factor > 0) || slow.factor > limits::kMaxSlowFactor)
-        throw ConfigError(fmt::format("{}={}: must be in (0, {:g}]", where, value,
+        throw ConfigError(fmt::format("{}={}: must be in (0, {:g}]", where, excerpt(value),
                                       limits::kMaxSlowFactor));
       factor = true;
     } else {
       throw ConfigError(
-          fmt::format("--slow: unknown key '{}' (valid keys: device, factor)", key));
+          fmt::format("--slow: unknown key '{}' (valid keys: device, factor)", excerpt(key)));
     }
   });
   if (!device || !factor)
-    throw ConfigError(fmt::format("--slow '{}': needs device=D,factor=X", text));
+    throw ConfigError(fmt::format("--slow '{}': needs device=D,factor=X", excerpt(text)));
   return slow;
 }
 

@@ -1,5 +1,6 @@
 // Device presets and ppsim.device/1 files.
 #include "io/device_file.hpp"
+#include "io/text_parse.hpp"
 
 #include "io/detail/json_reader.hpp"
 #include "io/text_file.hpp"
@@ -70,17 +71,20 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
       {"latency_ms", false, "",
        [&](const json& v, const std::string& at) {
          d.link_latency_ms = r.number(v, at);
-         if (d.link_latency_ms > 1e6) r.fail(at, "too large");
+         if (d.link_latency_ms < 0 || d.link_latency_ms > 1e6)
+           r.fail(at, fmt::format("{}: expected milliseconds in [0, 1e6]", d.link_latency_ms));
        }},
       {"gbytes_per_s", false, "",
        [&](const json& v, const std::string& at) {
          d.link_gbytes_per_s = r.number(v, at);
-         if (d.link_gbytes_per_s > 1e9) r.fail(at, "too large");
+         // NOTE: 0 used to pass and meant an infinitely fast link; a link has a bandwidth.
+         if (d.link_gbytes_per_s <= 0 || d.link_gbytes_per_s > 1e9)
+           r.fail(at, fmt::format("{}: expected a positive GB/s up to 1e9", d.link_gbytes_per_s));
        }},
   };
   const detail::Field fields[] = {
       detail::schema_field(r, "ppsim.device/1"),
-      {"name", false, "", [&](const json& v, const std::string& at) { d.name = r.string(v, at); }},
+      {"name", false, "", [&](const json& v, const std::string& at) { d.name = r.name(v, at); }},
       {"peak_tflops", true, "missing",
        [&](const json& v, const std::string& at) {
          d.peak_tflops = r.number(v, at);
@@ -92,7 +96,8 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
       {"memory_gib", false, "",
        [&](const json& v, const std::string& at) {
          d.memory_gib = r.number(v, at);
-         if (d.memory_gib > kMaxGib) r.fail(at, "too large");
+         if (d.memory_gib <= 0 || d.memory_gib > kMaxGib)
+           r.fail(at, fmt::format("{}: expected a positive GiB up to {}", d.memory_gib, kMaxGib));
        }},
       {"link", false, "",
        [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, link); }},
@@ -110,7 +115,7 @@ DeviceSpec load_device(const std::string& name) {
   for (const DeviceSpec& d : device_presets()) valid += (valid.empty() ? "" : ", ") + d.name;
   throw ConfigError(fmt::format("--device: unknown device '{}' (presets: {}, cpu; or a "
                                 "ppsim.device/1 *.json file)",
-                                name, valid));
+                                excerpt(name), valid));
 }
 
 } // namespace ppsim

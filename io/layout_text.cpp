@@ -1,5 +1,6 @@
 // Megatron's pipeline layout syntax: a small recursive-descent parser over a bounded expansion.
 #include "io/layout_text.hpp"
+#include "io/text_parse.hpp"
 
 #include "sim/errors.hpp"
 
@@ -41,8 +42,7 @@ public:
 private:
   [[noreturn]] void fail(std::size_t at, const std::string& what) const {
     throw ConfigError(fmt::format("{}: position {}: {} (in '{}')", where_, at + 1, what,
-                                  text_.size() > 80 ? std::string(text_.substr(0, 77)) + "..."
-                                                    : std::string(text_)));
+                                  excerpt(text_)));
   }
 
   void skip_blanks() {

@@ -1,5 +1,6 @@
 // Model presets and ppsim.model/1 files.
 #include "io/model_file.hpp"
+#include "io/text_parse.hpp"
 
 #include "io/detail/json_reader.hpp"
 #include "io/text_file.hpp"
@@ -102,7 +103,7 @@ void check_model(const ModelSpec& m, std::string_view where) {
   need(m.vocab >= 1 && m.vocab <= kMaxVocab,
        fmt::format("vocab={} (expected 1..{})", m.vocab, kMaxVocab));
   need(m.dtype == "bf16" || m.dtype == "fp16" || m.dtype == "fp32",
-       fmt::format("dtype '{}' (expected bf16, fp16 or fp32)", m.dtype));
+       fmt::format("dtype '{}' (expected bf16, fp16 or fp32)", excerpt(m.dtype)));
 }
 
 ModelSpec parse_model_json(std::string_view text, std::string_view where) {
@@ -118,7 +119,7 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
   };
   const detail::Field fields[] = {
       detail::schema_field(r, "ppsim.model/1"),
-      {"name", false, "", [&](const json& v, const std::string& at) { m.name = r.string(v, at); }},
+      {"name", false, "", [&](const json& v, const std::string& at) { m.name = r.name(v, at); }},
       {"layers", true, "missing", integer(m.layers, 1, kMaxLayers)},
       {"hidden", true, "missing", integer(m.hidden, 1, kMaxHidden)},
       {"heads", true, "missing", integer(m.heads, 1, kMaxHeads)},
@@ -131,7 +132,7 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
        [&](const json& v, const std::string& at) {
          m.dtype = r.string(v, at);
          if (m.dtype != "bf16" && m.dtype != "fp16" && m.dtype != "fp32")
-           r.fail(at, fmt::format("'{}': expected bf16, fp16 or fp32", m.dtype));
+           r.fail(at, fmt::format("'{}': expected bf16, fp16 or fp32", excerpt(m.dtype)));
        }},
       {"recompute", false, "",
        [&](const json& v, const std::string& at) {
@@ -139,7 +140,7 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
          if (s == "none") m.recompute = Recompute::none;
          else if (s == "selective") m.recompute = Recompute::selective;
          else if (s == "full") m.recompute = Recompute::full;
-         else r.fail(at, fmt::format("'{}': expected none, selective or full", s));
+         else r.fail(at, fmt::format("'{}': expected none, selective or full", excerpt(s)));
        }},
       {"tied_embeddings", false, "",
        [&](const json& v, const std::string& at) {
@@ -151,7 +152,7 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
          const std::string s = r.string(v, at);
          if (s == "gelu") m.mlp = MlpKind::gelu;
          else if (s == "swiglu") m.mlp = MlpKind::swiglu;
-         else r.fail(at, fmt::format("'{}': expected gelu or swiglu", s));
+         else r.fail(at, fmt::format("'{}': expected gelu or swiglu", excerpt(s)));
        }},
   };
   const auto seen = detail::read_fields(r, doc, "", fields);
@@ -174,7 +175,7 @@ ModelSpec load_model(const std::string& name) {
   for (const ModelSpec& m : model_presets()) valid += (valid.empty() ? "" : ", ") + m.name;
   throw ConfigError(fmt::format("--model: unknown model '{}' (presets: {}; or a ppsim.model/1 "
                                 "*.json file)",
-                                name, valid));
+                                excerpt(name), valid));
 }
 
 } // namespace ppsim

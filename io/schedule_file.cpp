@@ -390,7 +390,7 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
   };
   const detail::Field fields[] = {
       detail::schema_field(r, kSchema),
-      {"name", false, "", [&](const json& v, const std::string& at) { s.name = r.string(v, at); }},
+      {"name", false, "", [&](const json& v, const std::string& at) { s.name = r.name(v, at); }},
       {"devices", true, "missing",
        [&](const json& v, const std::string& at) { s.devices = r.integer(v, at, 0, kMaxDevices); }},
       {"microbatches", true, "missing",

@@ -1,4 +1,4 @@
-// Reading a whole input file, bounded, with errors that name it.
+// Reading a whole input file, bounded in bytes and in waiting, with errors that name it.
 #pragma once
 
 #include "sim/limits.hpp"
@@ -10,10 +10,13 @@
 namespace ppsim {
 
 /// The file's bytes; ConfigError `PATH: cannot open the WHAT (reason)` (or `cannot read`),
-/// also when PATH is a directory, and `PATH: the WHAT is larger than N MiB` when it holds more
-/// than `max_bytes`. Reads no further than that, so endless input (a FIFO, /dev/zero) fails
-/// after max_bytes + 1 bytes instead of filling the memory.
+/// also when PATH is a directory or a block device, and `PATH: the WHAT is larger than N MiB`
+/// when it holds more than `max_bytes`. Reads no further than that, so endless input (a FIFO,
+/// /dev/zero) fails after max_bytes + 1 bytes instead of filling the memory. The open never
+/// blocks: a FIFO, pipe or character device is read without blocking for at most `wait_ms`
+/// in all (a FIFO that nothing writes is an error after that time, not a hang).
 [[nodiscard]] std::string read_text_file(const std::string& path, std::string_view what,
-                                         std::size_t max_bytes = limits::kMaxInputBytes);
+                                         std::size_t max_bytes = limits::kMaxInputBytes,
+                                         int wait_ms = limits::kMaxStreamWaitMs);
 
 } // namespace ppsim

@@ -200,16 +200,32 @@ py::list actions_of(const Schedule& s) {
   return devices;
 }
 
+// `"1f1b,zb-h1"` or `["1f1b", "zb-h1"]` (a list or a tuple of texts). Another type is a
+// TypeError; no name, or an empty one, is a ConfigError (a ValueError), as on the command line.
 std::vector<std::string> names_of(const py::object& schedules) {
+  std::vector<std::string> out;
   if (py::isinstance<py::str>(schedules)) {
-    std::vector<std::string> out;
     std::string item;
     std::istringstream in(schedules.cast<std::string>());
-    while (std::getline(in, item, ','))
-      if (!item.empty()) out.push_back(item);
-    return out;
+    while (std::getline(in, item, ',')) {
+      if (item.empty()) throw ConfigError("schedules: empty item in the list");
+      out.push_back(item);
+    }
+  } else if (py::isinstance<py::list>(schedules) || py::isinstance<py::tuple>(schedules)) {
+    for (const py::handle item : schedules) {
+      if (!py::isinstance<py::str>(item))
+        throw py::type_error(fmt::format("schedules: expected names (str), got a {} in the list",
+                                         std::string(py::str(item.get_type().attr("__name__")))));
+      out.push_back(item.cast<std::string>());
+      if (out.back().empty()) throw ConfigError("schedules: empty name in the list");
+    }
+  } else {
+    throw py::type_error(fmt::format("schedules: expected a name, a comma-separated text or a "
+                                     "list of names, got {}",
+                                     std::string(py::str(schedules.get_type().attr("__name__")))));
   }
-  return schedules.cast<std::vector<std::string>>();
+  if (out.empty()) throw ConfigError("schedules: no schedule given");
+  return out;
 }
 
 Options options(std::optional<int> p, std::optional<int> m, std::optional<int> v,

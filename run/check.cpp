@@ -1,5 +1,6 @@
 // Running the cases of a baseline and comparing their metrics.
 #include "run/check.hpp"
+#include "io/text_parse.hpp"
 
 #include "io/cost_file.hpp"
 #include "io/schedule_file.hpp"
@@ -24,7 +25,7 @@ std::string beside(const std::string& baseline, const std::string& path) {
 }
 
 Run run_case(const std::string& file, const BaselineCase& c) {
-  return with_context(fmt::format("{}: case '{}'", file, c.name),
+  return with_context(fmt::format("{}: case '{}'", file, excerpt(c.name)),
                       [&] { return run_request(case_request(file, c)); });
 }
 
@@ -56,7 +57,7 @@ CheckResult check_baseline(const Baseline& baseline, const std::string& path,
     const std::string& name = baseline.cases[i].schedule;
     if (!is_schedule_file(name) && find_schedule(name) == nullptr)
       throw ConfigError(fmt::format("{}: /cases/{}/schedule: unknown schedule '{}' (valid: {})",
-                                    path, i, name, schedule_names()));
+                                    path, i, excerpt(name), schedule_names()));
   }
   CheckResult result;
   result.tolerance = tolerance              ? *tolerance

@@ -1,10 +1,13 @@
 // The planner: candidates, their simulation (over the cores, deterministic), the ranking.
 #include "run/plan.hpp"
+#include "io/text_parse.hpp"
 
+#include "io/cost_file.hpp"
 #include "io/layout_text.hpp"
 #include "io/numbers.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -147,7 +150,15 @@ RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
 
 Plan make_plan(const PlanRequest& rq) {
   const int p = rq.devices;
-  if (p < 1) throw ConfigError(fmt::format("plan: needs -p >= 1 (got {})", p));
+  // NOTE: a candidate that cannot run is a row with its reason, so bad input that every
+  // candidate shares (-p, --costs) is refused here first, as bad input (exit 3), not as
+  // "no candidate fits" (exit 5).
+  if (p < 1 || p > limits::kMaxDevices)
+    throw ConfigError(fmt::format("-p {}: expected 1 to {} devices", p, limits::kMaxDevices));
+  if (!rq.cost_overrides.empty()) {
+    CostSpec checked;
+    apply_costs(checked, rq.cost_overrides);
+  }
   const int dp = std::max(1, rq.workload.training.dp);
   if (rq.global_batch < 1 || rq.global_batch % dp != 0)
     throw ConfigError(fmt::format("plan: --global-batch {} must be a positive multiple of --dp {}",
@@ -171,7 +182,7 @@ Plan make_plan(const PlanRequest& rq) {
     for (const std::string& name : rq.schedules) {
       const ScheduleInfo* info = find_schedule(name);
       if (info == nullptr)
-        throw ConfigError(fmt::format("plan: unknown schedule '{}' (valid: {})", name, schedule_names()));
+        throw ConfigError(fmt::format("plan: unknown schedule '{}' (valid: {})", excerpt(name), schedule_names()));
       schedules.push_back(info);
     }
   }

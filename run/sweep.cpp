@@ -1,5 +1,6 @@
 // The sweep grid and its points.
 #include "run/sweep.hpp"
+#include "io/text_parse.hpp"
 
 #include "io/schedule_file.hpp"
 #include "run/compare.hpp"
@@ -76,7 +77,7 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
                                   Progress* progress) {
   for (const auto& name : grid.schedules)
     if (!is_schedule_file(name) && find_schedule(name) == nullptr)
-      throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", name,
+      throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", excerpt(name),
                                     schedule_names()));
   // A limit in bytes on costs that know no bytes is wrong for every point: say so once.
   const CostSpec probe = request_costs(base, 1);

@@ -48,6 +48,9 @@ inline constexpr std::size_t kMaxInputBytes = 32u << 20;
 /// Decompressed bytes of one measured trace (`ppsim import`): read streaming, so memory grows
 /// with the pipeline actions kept, not with the file; real profiler traces are 0.1 to 1 GB.
 inline constexpr std::size_t kMaxTraceBytes = std::size_t{8} << 30;
+/// Milliseconds that reading a FIFO, pipe or device (or writing one) may wait for the other
+/// side, in all: nothing that has no writer (or no reader) makes ppsim wait forever.
+inline constexpr int kMaxStreamWaitMs = 5000;
 /// How deeply a JSON document may nest arrays and objects.
 inline constexpr int kMaxJsonDepth = 64;
 /// Points of one sweep (each is a whole simulation).
@@ -58,5 +61,8 @@ inline constexpr std::size_t kMaxReportedProblems = 40;
 /// Characters of the input that one message quotes (a cell, a key, a value); longer texts are
 /// cut with their length named.
 inline constexpr std::size_t kMaxQuoted = 60;
+/// Characters of a name inside an input file (a schedule's, a case's, a model's, a device's):
+/// it is printed in tables, traces and messages.
+inline constexpr std::size_t kMaxNameChars = 256;
 
 } // namespace ppsim::limits

@@ -6,6 +6,7 @@
 #include "sim/limits.hpp"
 #include "sim/time.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ppsim::detail {
@@ -64,17 +66,66 @@ inline std::optional<std::string> json_bounds_problem(std::string_view text) {
   return std::nullopt;
 }
 
-/// Parses a whole document; ConfigError `where: not valid JSON: ...` when it is not JSON, and
-/// `where: line L, column C: ...` when it nests too deeply or a number overflows.
+/// The line and column of the `index`-th (from 0) object key of `text` in document order: a
+/// string followed by `:`, the only place JSON puts a colon outside a string.
+inline std::string json_key_place(std::string_view text, std::size_t index) {
+  std::size_t line = 1, line_start = 0, keys = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (c == '"') {
+      const std::size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      std::size_t next = i + 1;
+      while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next])) != 0)
+        ++next;
+      if (next < text.size() && text[next] == ':' && keys++ == index)
+        return fmt::format("line {}, column {}", line, start - line_start + 1);
+    }
+  }
+  return "at the end";
+}
+
+/// Parses a whole document; ConfigError `where: not valid JSON: ...` when it is not JSON,
+/// `where: line L, column C: ...` when it nests too deeply or a number overflows, and
+/// `where: line L, column C: duplicate key "k"` when an object names a key twice (the parser
+/// alone would keep the last one without a word).
 inline nlohmann::json parse_document(std::string_view text, std::string_view where) {
   if (const auto problem = json_bounds_problem(text))
     throw ConfigError(fmt::format("{}: {}", where, *problem));
+  // The keys of each open object, innermost last; the count of keys read so far names the
+  // place of a duplicate (the parser's callback knows no positions).
+  std::vector<std::vector<std::string>> open;
+  std::size_t keys = 0;
+  std::optional<std::pair<std::string, std::size_t>> duplicate;
+  const auto track = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) open.emplace_back();
+    else if (event == E::object_end && !open.empty()) open.pop_back();
+    else if (event == E::key && !open.empty() && !duplicate) {
+      std::string key = parsed.get<std::string>();
+      auto& seen = open.back();
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) duplicate.emplace(key, keys);
+      else seen.push_back(std::move(key));
+      ++keys;
+    }
+    return true;
+  };
+  nlohmann::json doc;
   try {
-    return nlohmann::json::parse(text);
+    doc = nlohmann::json::parse(text, track);
   } catch (const nlohmann::json::exception& e) {
     // The parser's message ends with the token it last read, which may be the whole input.
     throw ConfigError(fmt::format("{}: not valid JSON: {}", where, excerpt(e.what(), 240)));
   }
+  if (duplicate)
+    throw ConfigError(fmt::format("{}: {}: duplicate key \"{}\" (each key once per object)",
+                                  where, json_key_place(text, duplicate->second),
+                                  excerpt(duplicate->first)));
+  return doc;
 }
 
 /// Reads values of a parsed document; every failure is a ConfigError `where: /path: what`.
@@ -142,6 +193,15 @@ struct JsonReader {
   std::string string(const nlohmann::json& j, const std::string& path) const {
     if (!j.is_string()) fail(path, fmt::format("expected a string, got {}", shown(j)));
     return j.get<std::string>();
+  }
+  /// A name (of a schedule, a case, a model): a string of at most limits::kMaxNameChars bytes,
+  /// since tables, traces and messages print it.
+  std::string name(const nlohmann::json& j, const std::string& path) const {
+    std::string s = string(j, path);
+    if (s.size() > limits::kMaxNameChars)
+      fail(path, fmt::format("'{}': a name has at most {} characters", excerpt(s),
+                             limits::kMaxNameChars));
+    return s;
   }
   /// An integer in [lo, hi]; 2.0 is not accepted as 2.
   int integer(const nlohmann::json& j, const std::string& path, int lo = 0,

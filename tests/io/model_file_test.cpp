@@ -50,12 +50,17 @@ TEST_CASE("model files are read with their defaults and every bad value names it
   CHECK(m.microbatch_size == 1);
   CHECK(m.dtype == "bf16");
   CHECK(m.recompute == Recompute::none);
+  // `body` is `, "key": value`; a key of the valid document is replaced, not given twice (a
+  // key given twice is an error of its own).
   const auto bad = [](const std::string& body) {
-    return error_of([&] {
-      (void)parse_model_json(R"({"schema": "ppsim.model/1", "layers": 4, "hidden": 64, "heads": 4,)"
-                             R"( "seq": 32, "vocab": 100)" + body + "}",
-                             "m.json");
-    });
+    const auto q = body.find('"');
+    const std::string key = body.substr(q + 1, body.find('"', q + 1) - q - 1);
+    std::string doc = R"({"schema": "ppsim.model/1")";
+    const std::pair<const char*, const char*> valid[] = {
+        {"layers", "4"}, {"hidden", "64"}, {"heads", "4"}, {"seq", "32"}, {"vocab", "100"}};
+    for (const auto& [k, v] : valid)
+      if (key != k) doc += std::string(", \"") + k + "\": " + v;
+    return error_of([&] { (void)parse_model_json(doc + body + "}", "m.json"); });
   };
   CHECK_THAT(bad(R"(, "colour": 1)"), Contains("m.json: /colour: unknown key (valid: schema, name"));
   CHECK_THAT(bad(R"(, "heads": 6)"), Contains("/heads: heads=6 does not divide hidden=64"));

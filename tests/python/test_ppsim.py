@@ -35,6 +35,17 @@ def test_compare_takes_a_list_or_a_comma_text():
     assert a == b
 
 
+def test_compare_refuses_wrong_types_and_empty_lists():
+    # Issue 22: these raised RuntimeError, or returned [] for no schedule at all.
+    for wrong in (None, [1, 2], {"1f1b": 1}, [["1f1b"]], (n for n in ["1f1b"]), 7):
+        with pytest.raises(TypeError, match="schedules: expected"):
+            ppsim.compare(wrong, p=4, m=8)
+    for empty in ([], (), "", "1f1b,,zb-h1", [""]):
+        with pytest.raises(ppsim.ConfigError, match="schedules: "):
+            ppsim.compare(empty, p=4, m=8)
+    assert [r["schedule"] for r in ppsim.compare(("1f1b",), p=4, m=8)] == ["1f1b"]
+
+
 def test_errors_are_python_exceptions_with_the_cli_messages():
     assert issubclass(ppsim.ConfigError, ppsim.Error)
     assert issubclass(ppsim.Error, ValueError)
