@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                         TraceFormat::kineto, TraceFormat::ppsim};
   ImportOptions o;
   o.format = formats[data[0] % 4];
-  const std::string text = fuzz::as_text(data + 1, size - 1);
+  const std::string text(fuzz::as_text(data + 1, size - 1));
   ImportedTrace t;
   if (!fuzz::accepted([&] { t = parse_traces({text}, {names[(data[0] >> 2) % 4]}, o); }))
     return 0;
