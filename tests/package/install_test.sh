@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs a build into a scratch prefix, then checks what a user of the package gets: the
 # executable, the man page, the bash completion, the Python module, the pkg-config file, and a
-# consumer program built with find_package(ppsim CONFIG) against ppsim::core.
+# consumer program built with pkg-config's flags and with find_package(ppsim CONFIG).
 # Usage: tests/package/install_test.sh BUILD_DIR SOURCE_DIR [PYTHON]
 set -euo pipefail
 build=$1
@@ -26,6 +26,13 @@ bash -n "$prefix/share/bash-completion/completions/ppsim" || fail "bash completi
 [ -f "$prefix/lib/pkgconfig/ppsim.pc" ] || fail "no pkg-config file"
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ppsim | grep -q -- '-lppsim_core' ||
   fail "pkg-config does not name the library"
+# A consumer built with pkg-config's flags alone: nothing of the source tree on the include path.
+flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ppsim)
+case "$flags" in *"$prefix"*) ;; *) fail "pkg-config's flags do not name the prefix: $flags" ;; esac
+# shellcheck disable=SC2086
+c++ -o "$work/pc-consumer" "$src/tests/package/consumer/main.cpp" $flags ||
+  fail "a consumer does not build with pkg-config's flags: $flags"
+[ "$("$work/pc-consumer")" = 54 ] || fail "the pkg-config consumer does not print 54"
 module=$(find "$prefix" -name 'ppsim*.so' -path '*python*' | head -n1)
 if [ -n "$module" ]; then
   PYTHONPATH=$(dirname "$module") "$python" -c 'import ppsim; assert ppsim.simulate("zb-h1", p=4, m=8, costs={"F": 2, "B": 2, "W": 2})["cost_ms"] == 54' ||
