@@ -757,9 +757,9 @@ DiffReport diff_measured(const MeasuredRun& measured, const CostSpec& costs,
                                static_cast<double>(m.metrics.makespan));
   d.cost_error = rel_error(static_cast<double>(d.simulated.metrics.cost), mc);
   d.bubble_rate_error = d.simulated.metrics.bubble_rate - m.metrics.bubble_rate;
-  const CostFit fit = fit_costs(measured);
+  // The replay's messages take the latency of the costs simulated on (fitted, or given).
   d.replayed = replay_measured(m.schedule, m.timeline, m.costs,
-                               ReplayComm{fit.costs.comm, options.comm, options.sender_progress});
+                               ReplayComm{costs.comm, options.comm, options.sender_progress});
   d.replay_cost_error = rel_error(static_cast<double>(d.replayed.metrics.cost), mc);
 
   // Task by task: the runs of both timelines are in the schedule's order, device by device.

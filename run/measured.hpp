@@ -125,7 +125,7 @@ struct DiffOptions {
 struct DiffReport {
   Run measured;
   Run simulated;  ///< the measured order on the given (or fitted) costs
-  Run replayed;   ///< the measured order on its own measured durations and the fitted comm
+  Run replayed;   ///< the measured order on its own measured durations and the costs' comm
   double makespan_error{0};  ///< (simulated - measured) / measured
   double cost_error{0};
   double bubble_rate_error{0};  ///< simulated - measured (points of bubble rate)
@@ -143,7 +143,8 @@ struct DiffReport {
 };
 
 /// Simulates the measured order on `costs` (one entry per stage, as fit_costs gives, or any cost
-/// file that fits the schedule) and on its measured durations, and classifies every idle window
+/// file that fits the schedule) and replays it on its measured durations with the latency of
+/// `costs.comm`, and classifies every idle window
 /// of the measured timeline. ConfigError when the costs do not fit the schedule.
 [[nodiscard]] DiffReport diff_measured(const MeasuredRun& measured, const CostSpec& costs,
                                        const DiffOptions& options = {});
