@@ -4,6 +4,7 @@
 #include "io/numbers.hpp"
 #include "io/schedule_file.hpp"
 #include "schedules/registry.hpp"
+#include "io/text_parse.hpp"
 #include "sim/errors.hpp"
 
 #include <algorithm>
@@ -53,11 +54,18 @@ std::optional<Run> run_at(RunRequest rq, double limit) {
 
 void Comparison::require_any_ran() const {
   if (rows.empty() || any_ran()) return;
+  // Every shape refused: a bad shape, as for a single run (exit 3).
+  if (std::all_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.rejected; })) {
+    std::string why;
+    for (const CompareRow& r : rows) why += (why.empty() ? "" : "; ") + r.reason;
+    throw ConfigError(why);
+  }
   std::string least;
   for (const CompareRow& r : rows) {
     if (!least.empty()) least += ", ";
-    least += r.least_mem_limit >= 0 ? fmt::format("{} {} M_B", r.schedule, human_number(r.least_mem_limit))
-                                    : fmt::format("{} unknown", r.schedule);
+    least += r.rejected ? fmt::format("{} rejected ({})", r.schedule, r.reason)
+             : r.least_mem_limit >= 0 ? fmt::format("{} {} M_B", r.schedule, human_number(r.least_mem_limit))
+                                      : fmt::format("{} unknown", r.schedule);
   }
   throw InfeasibleError(fmt::format(
       "no schedule fits the memory limit (the least limit that works: {})", least));
@@ -109,6 +117,11 @@ double least_mem_limit(const RunRequest& rq) {
 }
 
 Comparison run_compare(std::span<const RunRequest> requests, Progress* progress) {
+  // An unknown name is wrong for the whole command; a shape a generator refuses, for its row.
+  for (const RunRequest& rq : requests)
+    if (!is_schedule_file(rq.schedule) && find_schedule(rq.schedule) == nullptr)
+      throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})",
+                                    excerpt(rq.schedule), schedule_names()));
   Comparison c;
   c.rows.reserve(requests.size());
   for (const RunRequest& rq : requests) {
@@ -127,6 +140,10 @@ Comparison run_compare(std::span<const RunRequest> requests, Progress* progress)
     } catch (const InfeasibleError& e) {
       row.reason = e.what();
       row.least_mem_limit = least_mem_limit(rq);
+    } catch (const ConfigError& e) {
+      if (is_schedule_file(rq.schedule)) throw;  // the file itself is wrong
+      row.reason = e.what();
+      row.rejected = true;
     }
     c.rows.push_back(std::move(row));
   }

@@ -22,6 +22,9 @@ struct CompareRow {
   std::string reason;          ///< when it did not: the InfeasibleError's message
   double least_mem_limit{-1};  ///< when it did not: the least limit (M_B) it runs under; < 0 unknown
   bool out_of_memory{false};   ///< it did not run because a device exceeds its capacity in bytes
+  /// It did not run because its generator refuses the shape (zb-h2 with m < 2p, dualpipe with
+  /// m < 2p): `reason` is the constraint, as a sweep's rejected point.
+  bool rejected{false};
 
   [[nodiscard]] bool ok() const { return run >= 0; }
 };
@@ -42,8 +45,10 @@ struct Comparison {
 };
 
 /// Runs each request. One that is infeasible (InfeasibleError: above the memory limit, or no
-/// schedule within it) keeps its row with the reason and least_mem_limit(); every other error
-/// (a bad value, an invalid schedule) is thrown as from run_request. With jitter, each run's
+/// schedule within it) keeps its row with the reason and least_mem_limit(); one whose generator
+/// refuses the shape (a ConfigError once the names are known good) keeps its row as rejected;
+/// an unknown schedule name is thrown before anything runs, an invalid schedule as from
+/// run_request. With jitter, each run's
 /// samples also count its wins over the others' samples (SampleSummary::wins). Each schedule
 /// started is
 /// reported to `progress` ("schedules").

@@ -45,8 +45,8 @@ void summary_table(std::ostream& out, std::span<const Run> runs,
   }
   for (const CompareRow* c : not_run)
     out << fmt::format("<tr class=\"infeasible\"><td class=\"name\">{}</td><td colspan=\"13\" "
-                       "class=\"name status-bad\">infeasible: {}{}</td></tr>\n",
-                       esc(c->schedule), esc(c->reason),
+                       "class=\"name status-bad\">{}: {}{}</td></tr>\n",
+                       esc(c->schedule), c->rejected ? "rejected" : "infeasible", esc(c->reason),
                        c->least_mem_limit >= 0
                            ? fmt::format("; the least limit that works: {} M_B",
                                          memory_text(c->least_mem_limit))

@@ -201,7 +201,7 @@ std::string compare_json(const Comparison& comparison) {
     ojson j;
     j["schema"] = "ppsim.metrics/1";
     j["schedule"] = row.schedule;
-    j["status"] = "infeasible";
+    j["status"] = row.rejected ? "rejected" : "infeasible";
     j["reason"] = row.reason;
     if (row.least_mem_limit >= 0) j["least_mem_limit"] = row.least_mem_limit;
     else j["least_mem_limit"] = nullptr;
@@ -245,7 +245,11 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
       const auto shape = [](int x) { return x > 0 ? fmt::format("{}", x) : std::string("-"); };
       out << fmt::format("{:<18} {:>4} {:>5} {:>3} {}: ", c.schedule, shape(c.devices),
                          shape(c.microbatches), shape(c.chunks),
-                         c.out_of_memory ? "out of memory" : "infeasible");
+                         c.out_of_memory ? "out of memory" : c.rejected ? "rejected" : "infeasible");
+      if (c.rejected) {
+        out << c.reason << "\n";
+        continue;
+      }
       if (c.out_of_memory) {
         // the reason names the device and its bytes: "...: device 0 needs ... GiB (...)"
         const auto at = c.reason.find("device ");

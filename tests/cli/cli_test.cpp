@@ -290,7 +290,23 @@ TEST_CASE("compare exits 5 when no schedule fits, after the table", "[cli][compa
   CHECK_THAT(r.err, Catch::EndsWith("ppsim: error: compare: no schedule fits the memory limit (the "
                                     "least limit that works: zb-h2 7 M_B, zb-h1 4 M_B)\n"));
   // A bad value is still an error of the whole command.
-  CHECK(cli({"compare", "-s", "1f1b,zb-h2", "-p", "4", "-m", "4"}).code == 3);
+  CHECK(cli({"compare", "-s", "1f1b,zb-h2", "-p", "4", "-m", "8", "--costs", "F=-1"}).code == 3);
+  CHECK(cli({"compare", "-s", "1f1b,nope", "-p", "4", "-m", "8"}).code == 3);
+}
+
+TEST_CASE("compare keeps going past a shape a generator refuses and marks its row",
+          "[cli][compare]") {
+  // zb-h2 needs m >= 2p: its row says so, 1F1B's runs (as sweep lists a rejected point).
+  const auto r = cli({"compare", "-s", "1f1b,zb-h2", "-p", "4", "-m", "4"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("zb-h2                 4     4   - rejected: zb-h2: needs"));
+  CHECK_THAT(r.err, Catch::StartsWith("ppsim: warning: compare: zb-h2: needs"));
+  const auto j = nlohmann::json::parse(cli({"compare", "-s", "1f1b,dualpipe", "-p", "8", "-m", "8", "--json"}).out);
+  CHECK(j[1]["status"] == "rejected");
+  // Nothing ran because no shape fits: the shape's error, exit 3.
+  const auto none = cli({"compare", "-s", "zb-h2", "-p", "4", "-m", "4"});
+  CHECK(none.code == 3);
+  CHECK_THAT(none.err, Catch::Contains("error: compare: zb-h2: needs"));
 }
 
 TEST_CASE("simulate reports an automatic schedule's lower bound and gap", "[cli][compare]") {

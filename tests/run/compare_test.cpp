@@ -70,8 +70,9 @@ TEST_CASE("a comparison where nothing fits is infeasible and names every least l
   CHECK_THROWS_AS(c.require_any_ran(), InfeasibleError);
   CHECK_THROWS_WITH(c.require_any_ran(),
                     Catch::Contains("zb-h2 7 M_B") && Catch::Contains("zb-auto 1 M_B"));
-  // Other errors are not the comparison's to swallow.
-  const std::vector<RunRequest> bad = {request("1f1b", 4, 8, "1p"), request("zb-h2", 4, 4, "1p")};
+  // Other errors are not the comparison's to swallow: a schedule file that cannot be read. (A
+  // shape a generator refuses, zb-h2 at m < 2p, is a rejected row: issue 23.)
+  const std::vector<RunRequest> bad = {request("1f1b", 4, 8, "1p"), request("missing.csv", 4, 8, "1p")};
   CHECK_THROWS_AS(run_compare(bad), ConfigError);
 }
 
@@ -110,4 +111,21 @@ TEST_CASE("with several iterations the least limit covers their overlap", "[run]
   CHECK(least >= 7.0);
   CHECK(runs_at(rq, least));
   if (least > 7.0) CHECK_THROWS_AS(run_request(rq), InfeasibleError);
+}
+
+TEST_CASE("compare keeps going past a shape its generator refuses, marked as rejected",
+          "[run][compare]") {
+  const std::vector<RunRequest> rqs{request("1f1b", 8, 8, ""), request("dualpipe", 8, 8, "")};
+  const Comparison c = run_compare(rqs);
+  REQUIRE(c.rows.size() == 2);
+  CHECK(c.rows[0].ok());
+  CHECK(c.rows[1].rejected);
+  CHECK_THAT(c.rows[1].reason, Catch::Contains("dualpipe"));
+  CHECK_NOTHROW(c.require_any_ran());
+  // Every shape refused: the command's error is the shape's, exit 3.
+  const std::vector<RunRequest> only{request("dualpipe", 8, 8, "")};
+  CHECK_THROWS_AS(run_compare(only).require_any_ran(), ConfigError);
+  // An unknown name is the whole command's error, before anything runs.
+  const std::vector<RunRequest> unknown{request("1f1b", 4, 8, ""), request("nope", 4, 8, "")};
+  CHECK_THROWS_WITH(run_compare(unknown), Catch::Contains("unknown schedule 'nope'"));
 }

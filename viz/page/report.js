@@ -745,7 +745,7 @@
       bad.forEach(function (m) {
         var tr = el('tr', { class: 'infeasible', 'data-schedule': m.schedule }, body);
         el('td', { class: 'name' }, tr, m.schedule);
-        el('td', { class: 'name status-bad', colspan: cols.length - 1 }, tr, 'infeasible: ' + m.reason +
+        el('td', { class: 'name status-bad', colspan: cols.length - 1 }, tr, (m.status === 'rejected' ? 'rejected: ' : 'infeasible: ') + m.reason +
           (m.least_mem_limit !== null && m.least_mem_limit !== undefined ? '; the least limit that works: ' + mem(m.least_mem_limit) + ' M_B' : ''));
       });
     };
