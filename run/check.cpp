@@ -56,8 +56,7 @@ CheckResult check_baseline(const Baseline& baseline, const std::string& path,
   for (std::size_t i = 0; i < baseline.cases.size(); ++i) {
     const std::string& name = baseline.cases[i].schedule;
     if (!is_schedule_file(name) && find_schedule(name) == nullptr)
-      throw ConfigError(fmt::format("{}: /cases/{}/schedule: unknown schedule '{}' (valid: {})",
-                                    path, i, excerpt(name), schedule_names()));
+      throw unknown_schedule(name, fmt::format("{}: /cases/{}/schedule", path, i));
   }
   CheckResult result;
   result.tolerance = tolerance              ? *tolerance

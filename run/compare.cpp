@@ -120,8 +120,7 @@ Comparison run_compare(std::span<const RunRequest> requests, Progress* progress)
   // An unknown name is wrong for the whole command; a shape a generator refuses, for its row.
   for (const RunRequest& rq : requests)
     if (!is_schedule_file(rq.schedule) && find_schedule(rq.schedule) == nullptr)
-      throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})",
-                                    excerpt(rq.schedule), schedule_names()));
+      throw unknown_schedule(rq.schedule, "--schedule");
   Comparison c;
   c.rows.reserve(requests.size());
   for (const RunRequest& rq : requests) {

@@ -182,7 +182,7 @@ Plan make_plan(const PlanRequest& rq) {
     for (const std::string& name : rq.schedules) {
       const ScheduleInfo* info = find_schedule(name);
       if (info == nullptr)
-        throw ConfigError(fmt::format("plan: unknown schedule '{}' (valid: {})", excerpt(name), schedule_names()));
+        throw unknown_schedule(name, "plan");
       schedules.push_back(info);
     }
   }

@@ -15,8 +15,49 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <optional>
+#include <cctype>
+#include <vector>
+#include <limits>
+#include <numeric>
 
 namespace ppsim {
+
+ConfigError unknown_schedule(std::string_view name, std::string_view where) {
+  // The closest name or alias by edit distance, when it is close.
+  const auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    std::iota(row.begin(), row.end(), std::size_t{0});
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t up = row[j];
+        const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                          std::tolower(static_cast<unsigned char>(b[j - 1]));
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string_view best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  if (name.size() <= 64)
+    for (const ScheduleInfo& info : schedule_registry()) {
+      std::vector<std::string_view> names{info.name};
+      names.insert(names.end(), info.aliases.begin(), info.aliases.end());
+      for (const std::string_view n : names)
+        if (const std::size_t d = distance(name, n); d < best_d) {
+          best_d = d;
+          best = n;
+        }
+    }
+  const bool close = !best.empty() && best_d <= std::max<std::size_t>(2, best.size() / 3);
+  return ConfigError(fmt::format("{}{}unknown schedule '{}'{} (valid: {})", where,
+                                 where.empty() ? "" : ": ", excerpt(name),
+                                 close ? fmt::format(" (did you mean '{}'?)", best) : "",
+                                 schedule_names()));
+}
 
 double mem_limit_units(const MemLimit& limit, int devices, const CostSpec& costs) {
   switch (limit.unit) {
@@ -62,8 +103,7 @@ Schedule build_schedule(const RunRequest& rq, double mem_limit, const CostSpec& 
   // NOTE: the registry's own message quotes the name whole (schedules/ includes only sim/, not
   // io's excerpt()); a name from a user is refused here first, quoted by an excerpt.
   if (find_schedule(rq.schedule) == nullptr)
-    throw ConfigError(fmt::format("unknown schedule '{}' (valid: {})", excerpt(rq.schedule),
-                                  schedule_names()));
+    throw unknown_schedule(rq.schedule);
   return make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
 }
 

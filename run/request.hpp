@@ -7,6 +7,7 @@
 #include "io/mem_limit_text.hpp"
 #include "io/schedule_file.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/errors.hpp"
 #include "sim/iterations.hpp"
 #include "sim/run.hpp"
 #include "sim/schedule.hpp"
@@ -44,6 +45,10 @@ struct RunRequest {
   double fill_capacity_bytes{0};
   PytorchNotation pytorch_notation{PytorchNotation::current};  ///< how a *.csv file is read
 };
+
+/// The error of a schedule name that is no schedule: `WHERE: unknown schedule 'x' (did you
+/// mean 'zb-h1'?) (valid: ...)`, the name quoted by an excerpt; `where` may be empty.
+[[nodiscard]] ConfigError unknown_schedule(std::string_view name, std::string_view where = "");
 
 /// The costs of a request for `devices` devices: the workload's (then `cost_overrides`), or
 /// `costs` as given. The one place a request's costs are assembled.

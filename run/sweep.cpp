@@ -77,8 +77,7 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
                                   Progress* progress) {
   for (const auto& name : grid.schedules)
     if (!is_schedule_file(name) && find_schedule(name) == nullptr)
-      throw ConfigError(fmt::format("--schedule: unknown schedule '{}' (valid: {})", excerpt(name),
-                                    schedule_names()));
+      throw unknown_schedule(name, "--schedule");
   // A limit in bytes on costs that know no bytes is wrong for every point: say so once.
   const CostSpec probe = request_costs(base, 1);
   for (const MemLimit& limit : grid.mem_limits) (void)mem_limit_units(limit, 1, probe);

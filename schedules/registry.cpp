@@ -6,6 +6,8 @@
 #include "sim/limits.hpp"
 
 #include <array>
+#include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 
 namespace ppsim {
@@ -96,10 +98,18 @@ bool takes_mem_limit(const ScheduleInfo& info) {
 }
 
 const ScheduleInfo* find_schedule(std::string_view name) {
+  // Names are lower case; `ZB-H1` is `zb-h1` (as `1F1B` always was `1f1b`).
+  const auto same = [&](std::string_view n) {
+    return n.size() == name.size() &&
+           std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) ==
+                    std::tolower(static_cast<unsigned char>(b));
+           });
+  };
   for (const auto& info : schedule_registry()) {
-    if (info.name == name) return &info;
+    if (same(info.name)) return &info;
     for (auto alias : info.aliases)
-      if (alias == name) return &info;
+      if (same(alias)) return &info;
   }
   return nullptr;
 }

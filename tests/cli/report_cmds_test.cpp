@@ -184,7 +184,7 @@ TEST_CASE("a malformed baseline is a clear error (exit 3), never a pass", "[cli]
       {R"({"schema": "ppsim.baseline/1", "cases": []})", "no cases"},
       {R"({"schema": "ppsim.baseline/1"})", "/cases: missing"},
       {head + R"({"schedule": "zb-h9", "p": 4, "m": 8, )" + expected + "]}",
-       "/cases/0/schedule: unknown schedule 'zb-h9' (valid: gpipe"},
+       "/cases/0/schedule: unknown schedule 'zb-h9' (did you mean 'zb-h1'?) (valid: gpipe"},
       {head + R"({"p": 4, "m": 8, )" + expected + "]}", "/cases/0/schedule: missing"},
       {head + R"({"schedule": "1f1b", "m": 8, )" + expected + "]}", "/cases/0/p: missing"},
       {head + R"({"schedule": "1f1b", "p": "4", "m": 8, )" + expected + "]}",

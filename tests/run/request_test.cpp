@@ -174,3 +174,20 @@ TEST_CASE("every command that runs a schedule takes --model and a limit in bytes
   CHECK_THAT(sw.out, Catch::Contains("zb-auto,4,8,"));
   CHECK(doc["peak_memory"].get<double>() <= doc["mem_limit"].get<double>() + 1e-9);
 }
+
+TEST_CASE("schedule names are case-insensitive; a misspelling gets a suggestion", "[run][request]") {
+  RunRequest rq;
+  rq.devices = 4;
+  rq.microbatches = 8;
+  rq.schedule = "zb-h1";
+  const Ticks lower = run_request(rq).metrics.cost;
+  rq.schedule = "ZB-H1";
+  CHECK(run_request(rq).metrics.cost == lower);
+  rq.schedule = "zb-hh1";
+  CHECK_THROWS_WITH(run_request(rq), Catch::Contains("unknown schedule 'zb-hh1' (did you mean 'zb-h1'?)"));
+  rq.schedule = "interleaved1f1b";
+  CHECK_THROWS_WITH(run_request(rq), Catch::Contains("did you mean 'interleaved-1f1b'?"));
+  rq.schedule = "qqqqqqqqqq";
+  CHECK_THROWS_WITH(run_request(rq), !Catch::Contains("did you mean"));
+  CHECK_THAT(unknown_schedule("x", "plan").what(), Catch::StartsWith("plan: unknown schedule 'x'"));
+}
