@@ -94,7 +94,7 @@ browser-deps:
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; $(SUDO) apt-get update && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y $$missing; fi
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; fi
 	@[ -f $(BROWSER_MODULES)/playwright-core/package.json ] || { mkdir -p build/browser && \
 	  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix build/browser --no-audit --no-fund \
 	    --no-save playwright-core@$(PLAYWRIGHT_VERSION); }

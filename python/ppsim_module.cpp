@@ -281,6 +281,9 @@ PYBIND11_MODULE(ppsim, mod) {
           d["constraint"] = std::string(s.constraint);
           d["description"] = std::string(s.description);
           d["reference"] = std::string(s.reference);
+          // The torch.distributed.pipelining class of the same schedule, or None.
+          d["pytorch_class"] = s.pytorch_class.empty() ? py::object(py::none())
+                                                       : py::object(py::str(std::string(s.pytorch_class)));
           out.append(std::move(d));
         }
         return out;

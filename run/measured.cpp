@@ -73,6 +73,40 @@ RunGraph run_graph(const Schedule& s, const Timeline& t) {
   return g;
 }
 
+// The cross-device messages of a timeline, each arriving at arrival(producer run, consumer run)
+// (no earlier than its send), with the part the consumer needs.
+template <class Arrival>
+void record_messages(const Schedule& s, const RunGraph& g, Timeline& t, Arrival&& arrival) {
+  const Topology topo(s);
+  for (std::size_t r = 0; r < t.runs.size(); ++r)
+    for (const int q : g.needs[r]) {
+      if (g.device[ix(q)] == g.device[r]) continue;
+      CommEvent c;
+      c.from = q;
+      c.to = static_cast<int>(r);
+      c.send = t.runs[ix(q)].end;
+      c.start = c.send;
+      c.arrive = std::max(c.send, arrival(q, static_cast<int>(r)));
+      // Which of the producer's parts this consumer needs: F forward, B backward.
+      const Task& pt = t.runs[ix(q)].task;
+      Part part{Kind::F, pt.stage, pt.microbatch};
+      for_each_dependency(topo, t.runs[r].task, [&](const Part& p) {
+        bool produced = false;
+        for_each_product(pt, [&](const Part& x) {
+          produced = produced || (x.kind == p.kind && x.stage == p.stage && x.microbatch == p.microbatch);
+        });
+        if (produced) part = p;
+      });
+      c.part = part;
+      int to_stage = t.runs[r].task.stage;
+      for_each_half(t.runs[r].task, [&](Kind, int stage, int) {
+        if (topo.device_of(stage) == g.device[r]) to_stage = stage;
+      });
+      c.to_stage = to_stage;
+      t.comms.push_back(c);
+    }
+}
+
 Ticks median_of(std::vector<Ticks> v) {
   if (v.empty()) return 0;
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
@@ -296,34 +330,7 @@ MeasuredRun measured_run(const ImportedTrace& trace, const CostSpec& memory) {
   }
   // The messages: from each producer's end to the consumer's start (when it was measured to use
   // it: the arrival itself is not in the trace).
-  const Topology topo(s);
-  for (std::size_t r = 0; r < t.runs.size(); ++r)
-    for (const int q : g.needs[r]) {
-      if (g.device[ix(q)] == g.device[r]) continue;
-      CommEvent c;
-      c.from = q;
-      c.to = static_cast<int>(r);
-      c.send = t.runs[ix(q)].end;
-      c.start = c.send;
-      c.arrive = std::max(c.send, t.runs[r].start);
-      // Which of the producer's parts this consumer needs: F forward, B backward.
-      const Task& pt = t.runs[ix(q)].task;
-      Part part{Kind::F, pt.stage, pt.microbatch};
-      for_each_dependency(topo, t.runs[r].task, [&](const Part& p) {
-        bool produced = false;
-        for_each_product(pt, [&](const Part& x) {
-          produced = produced || (x.kind == p.kind && x.stage == p.stage && x.microbatch == p.microbatch);
-        });
-        if (produced) part = p;
-      });
-      c.part = part;
-      int to_stage = t.runs[r].task.stage;
-      for_each_half(t.runs[r].task, [&](Kind, int stage, int) {
-        if (topo.device_of(stage) == g.device[r]) to_stage = stage;
-      });
-      c.to_stage = to_stage;
-      t.comms.push_back(c);
-    }
+  record_messages(s, g, t, [&](int, int consumer) { return t.runs[ix(consumer)].start; });
 
   MeasuredRun m;
   m.format = trace.format;
@@ -607,20 +614,7 @@ Timeline replay_with_progress(const Schedule& s, const Timeline& measured, const
   if (done != n)
     throw ScheduleError(fmt::format("replay: {} of {} tasks could not run (a cycle of waits)",
                                     n - done, n));
-  for (std::size_t r = 0; r < n; ++r)
-    for (const int q : g.needs[r]) {
-      if (g.device[ix(q)] == g.device[r]) continue;
-      CommEvent c;
-      c.from = q;
-      c.to = static_cast<int>(r);
-      c.send = t.runs[ix(q)].end;
-      c.start = c.send;
-      c.arrive = std::max(c.send, arrive[ix(q)]);
-      c.part = Part{t.runs[ix(q)].task.kind == Kind::F ? Kind::F : Kind::B, t.runs[ix(q)].task.stage,
-                    t.runs[ix(q)].task.microbatch};
-      c.to_stage = t.runs[r].task.stage;
-      t.comms.push_back(c);
-    }
+  record_messages(s, g, t, [&](int producer, int) { return arrive[ix(producer)]; });
   return t;
 }
 

@@ -98,8 +98,10 @@ def test_schedules_lists_the_registry():
     names = [s["name"] for s in ppsim.schedules()]
     assert names[:2] == ["gpipe", "1f1b"]
     assert "zb-v" in names
-    assert all({"name", "aliases", "constraint", "description", "reference"} <= set(s)
-               for s in ppsim.schedules())
+    assert all({"name", "aliases", "constraint", "description", "reference", "pytorch_class"}
+               <= set(s) for s in ppsim.schedules())
+    by_name = {s["name"]: s for s in ppsim.schedules()}
+    assert by_name["1f1b"]["pytorch_class"] == "Schedule1F1B"
 
 
 def test_long_work_releases_the_gil():
