@@ -71,12 +71,14 @@ run: ppsim
 	@echo "wrote out/costs.json, out/trace-*.json (open in https://ui.perfetto.dev or chrome://tracing), out/report.html and out/metrics.json"
 
 test-unit: build
-	cd $(BUILD) && ctest --no-tests=error --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --no-tests=error --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml
+	@python3 tests/slowest_tests.py $(BUILD)/ctest-junit.xml
 
 test-asan: deps
 	cmake --preset asan
 	cmake --build $(ASAN) -j $(JOBS)
-	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --no-tests=error --output-on-failure -j $(JOBS)
+	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --no-tests=error --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml
+	@python3 tests/slowest_tests.py $(ASAN)/ctest-junit.xml
 
 # CI regression of bubble metrics: every committed baseline must hold (exit 1 names the case).
 check-baselines: build
