@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "io/atomic_file.hpp"
 #include "run/compare.hpp"
+#include "run/measured.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/task_graph.hpp"
@@ -32,6 +33,7 @@ struct SimulateOptions {
   int ascii_width{0};
   std::string html;
   std::string svg;
+  std::vector<std::string> measured;  ///< compare --measured TRACE...: a measured run as a row
 };
 
 void add_output_options(CLI::App& cmd, SimulateOptions& o) {
@@ -188,6 +190,9 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
   add_output_options(*cmp, *cmp_opts);
   cmp->add_option("--html", cmp_opts->html,
                   "write a self-contained HTML report (timelines, metrics, charts) to FILE");
+  cmp->add_option("--measured", cmp_opts->measured,
+                  "a measured run's traces (as ppsim import reads them): its row and timeline "
+                  "beside the simulated ones");
   cmp->callback([io, &action, cmp_opts, cmp] {
     require_shape(*cmp, cmp_opts->run);
     action = [io, cmp_opts] {
@@ -196,8 +201,19 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
       if (!cmp_opts->trace.empty() && !requests.empty())
         (void)path_for(cmp_opts->trace, requests.front().schedule, requests.size() > 1);
       // An infeasible schedule keeps its row (reason, least limit that works); the others run.
-      const Comparison comparison = run_compare(requests, &io.progress);
+      Comparison comparison = run_compare(requests, &io.progress);
       write_traces(*cmp_opts, comparison.runs);
+      if (!cmp_opts->measured.empty()) {
+        // The real run beside the what-ifs: a row of its own, after the simulated ones.
+        MeasuredRun m = measured_run(read_traces(cmp_opts->measured, {}));
+        CompareRow row;
+        row.schedule = "measured";
+        row.devices = m.run.schedule.devices;
+        row.microbatches = m.run.schedule.microbatches;
+        row.run = static_cast<int>(comparison.runs.size());
+        comparison.runs.push_back(std::move(m.run));
+        comparison.rows.push_back(std::move(row));
+      }
       if (!cmp_opts->html.empty())
         write_file_atomically(cmp_opts->html, [&](std::ostream& f) {
           write_html_report(f, comparison, {.title = "ppsim compare"});

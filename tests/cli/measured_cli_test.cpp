@@ -145,3 +145,22 @@ TEST_CASE("import's bad input: exit 3 with the file and what is wrong", "[cli][m
   const std::string two = dir.file("two.json", R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1},{"F":1,"B":1,"W":1}]})");
   CHECK(cli(with({"diff", "--costs-file", two}, files)).code == 3);
 }
+
+TEST_CASE("compare --measured puts the real run as a row beside the what-ifs", "[cli][measured]") {
+  TempDir dir("ppsim-compare-measured");
+  const auto files = kineto_files(dir);
+  const std::string fitted = (dir.path() / "fitted.json").string();
+  REQUIRE(cli(with({"import", "--costs-out", fitted}, files)).code == 0);
+  const std::string html = (dir.path() / "r.html").string();
+  auto args = std::vector<std::string>{"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8",
+                                       "--costs-file", fitted, "--json", "--html", html};
+  for (const auto& f : files) args.insert(args.end(), {"--measured", f});
+  const auto r = cli(args);
+  CHECK(r.err == "");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 3);
+  CHECK(j[2]["schedule"] == "measured");
+  CHECK(j[2]["devices"] == 4);
+  CHECK_THAT(slurp(html), Catch::Contains("measured"));
+}
