@@ -244,7 +244,7 @@ TEST_CASE("skewed clocks are aligned on message pairs", "[run][measured]") {
   CHECK(std::abs(d.replay_cost_error) < 0.01);
 }
 
-TEST_CASE("--map reads ranges with other names; --iteration picks one of several",
+TEST_CASE("a --map reads ranges with other names, --iteration picks one of several",
           "[run][measured]") {
   const Played pl = played("1f1b", 2, 4, "F=1,B=1,W=1", 0);
   // Two iterations back to back, named `fwd s<stage> mb<mb>` / `bwd ...`.
@@ -337,7 +337,7 @@ TEST_CASE("ranks missing, twice, or out of range are named", "[run][measured][ro
                     Catch::Contains("out of range"));
 }
 
-TEST_CASE("gzip traces are read streaming; a decompression bomb stops at the bound",
+TEST_CASE("gzip traces are read streaming, a decompression bomb stops at the bound",
           "[run][measured][robust]") {
   TempDir dir("ppsim-import-gz");
   const Played pl = played("1f1b", 2, 4, "F=1,B=1,W=1,comm=0.1", 0.01);

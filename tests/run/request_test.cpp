@@ -175,7 +175,7 @@ TEST_CASE("every command that runs a schedule takes --model and a limit in bytes
   CHECK(doc["peak_memory"].get<double>() <= doc["mem_limit"].get<double>() + 1e-9);
 }
 
-TEST_CASE("schedule names are case-insensitive; a misspelling gets a suggestion", "[run][request]") {
+TEST_CASE("schedule names are case-insensitive, a misspelling gets a suggestion", "[run][request]") {
   RunRequest rq;
   rq.devices = 4;
   rq.microbatches = 8;
