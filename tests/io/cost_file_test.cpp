@@ -4,20 +4,15 @@
 #include "sim/errors.hpp"
 #include "io/cost_file.hpp"
 
+#include "tests/test_helpers.hpp"
+
 #include <catch2/catch.hpp>
 #include <functional>
 
 using namespace ppsim;
+using namespace ppsim::test;
 
 namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 } // namespace
 
 TEST_CASE("the --costs option sets durations in exact nanoseconds and keeps defaults for the rest", "[sim]") {
@@ -33,35 +28,35 @@ TEST_CASE("the --costs option sets durations in exact nanoseconds and keeps defa
 }
 
 TEST_CASE("bad --costs values are rejected with the key named", "[sim]") {
-  CHECK_THAT(error_of([] { (void)parse_costs("F=-1"); }), Catch::Contains("--costs F"));
-  CHECK_THAT(error_of([] { (void)parse_costs("F=nan"); }), Catch::Contains("--costs F"));
-  CHECK_THAT(error_of([] { (void)parse_costs("B=inf"); }), Catch::Contains("--costs B"));
-  CHECK_THAT(error_of([] { (void)parse_costs("F=fast"); }), Catch::Contains("expected a number"));
-  CHECK_THAT(error_of([] { (void)parse_costs("X=1"); }), Catch::Contains("unknown key 'X'"));
-  CHECK_THAT(error_of([] { (void)parse_costs("F"); }), Catch::Contains("KEY=VALUE"));
-  CHECK_THAT(error_of([] { (void)parse_costs(""); }), Catch::Contains("no KEY=VALUE"));
-  CHECK_THAT(error_of([] { (void)parse_costs("F=1,,B=2"); }), Catch::Contains("empty item"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("F=-1"); }), Catch::Contains("--costs F"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("F=nan"); }), Catch::Contains("--costs F"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("B=inf"); }), Catch::Contains("--costs B"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("F=fast"); }), Catch::Contains("expected a number"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("X=1"); }), Catch::Contains("unknown key 'X'"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("F"); }), Catch::Contains("KEY=VALUE"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs(""); }), Catch::Contains("no KEY=VALUE"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("F=1,,B=2"); }), Catch::Contains("empty item"));
 }
 
 TEST_CASE("a cost file is validated key by key with its JSON path", "[sim]") {
   const auto parse = [](const char* text) { (void)parse_cost_json(text, "c.json"); };
-  CHECK_THAT(error_of([&] { parse("{"); }), Catch::Contains("c.json: not valid JSON"));
-  CHECK_THAT(error_of([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":"fast","B":1,"W":1}]})"); }),
+  CHECK_THAT(error_of<ConfigError>([&] { parse("{"); }), Catch::Contains("c.json: not valid JSON"));
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":"fast","B":1,"W":1}]})"); }),
              Catch::Contains("c.json: /stages/0/F: expected a number, got \"fast\""));
-  CHECK_THAT(error_of([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1,"Q":2}]})"); }),
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1,"Q":2}]})"); }),
              Catch::Contains("/stages/0/Q: unknown key"));
-  CHECK_THAT(error_of([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1}],"x":1})"); }),
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1}],"x":1})"); }),
              Catch::Contains("/x: unknown key"));
-  CHECK_THAT(error_of([&] { parse(R"({"schema":"ppsim.costs/2","stages":[{"F":1,"B":1,"W":1}]})"); }),
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"schema":"ppsim.costs/2","stages":[{"F":1,"B":1,"W":1}]})"); }),
              Catch::Contains("/schema"));
-  CHECK_THAT(error_of([&] { parse(R"({"schema":"ppsim.costs/1"})"); }), Catch::Contains("/stages: missing"));
-  CHECK_THAT(error_of([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1}]})"); }),
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"schema":"ppsim.costs/1"})"); }), Catch::Contains("/stages: missing"));
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1}]})"); }),
              Catch::Contains("/stages/0: each stage needs F, B and W"));
-  CHECK_THAT(error_of([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":-1,"B":1,"W":1}]})"); }),
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"schema":"ppsim.costs/1","stages":[{"F":-1,"B":1,"W":1}]})"); }),
              Catch::Contains("/stages/0/F: expected a number >= 0"));
-  CHECK_THAT(error_of([&] { parse(R"({"schema":"ppsim.costs/1","stages":[]})"); }),
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"schema":"ppsim.costs/1","stages":[]})"); }),
              Catch::Contains("non-empty array"));
-  CHECK_THAT(error_of([] { (void)load_cost_file("no/such/file.json"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)load_cost_file("no/such/file.json"); }),
              Catch::Contains("no/such/file.json: cannot open"));
 }
 
@@ -94,7 +89,7 @@ TEST_CASE("per-device-stage profiles map virtual stages to the piece of the mode
   CHECK(m.stage[2].F == 2'000'000);
   CHECK(m.stage[3].F == 2'000'000);
   Schedule three = make_pipeline("t", 3, 1, loop_placement(3, 1));
-  CHECK_THAT(error_of([&] { (void)cost_model_for(spec, three); }),
+  CHECK_THAT(error_of<ConfigError>([&] { (void)cost_model_for(spec, three); }),
              Catch::Contains("2 stage entries, but the schedule has 3 devices"));
 }
 

@@ -9,25 +9,15 @@
 #include "sim/errors.hpp"
 #include "tests/cli/cli_harness.hpp"
 
+#include "tests/test_helpers.hpp"
+
 #include <catch2/catch.hpp>
 #include <functional>
 #include <string>
 
 using namespace ppsim;
+using namespace ppsim::test;
 using Catch::Contains;
-
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-} // namespace
 
 TEST_CASE("an excerpt quotes short texts whole and cuts long ones with their size",
           "[io][robust]") {

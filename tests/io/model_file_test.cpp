@@ -4,24 +4,14 @@
 #include "io/model_file.hpp"
 #include "sim/errors.hpp"
 
+#include "tests/test_helpers.hpp"
+
 #include <catch2/catch.hpp>
 #include <string>
 
 using namespace ppsim;
+using namespace ppsim::test;
 using Catch::Contains;
-
-namespace {
-
-std::string error_of(const auto& fn) {
-  try {
-    fn();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-} // namespace
 
 TEST_CASE("the presets are the zero-bubble paper's models and public ones", "[io][model]") {
   const ModelSpec zb = load_model("zb-6.2b");
@@ -35,7 +25,7 @@ TEST_CASE("the presets are the zero-bubble paper's models and public ones", "[io
   CHECK(llama.ffn == 28672);
   CHECK(llama.mlp == MlpKind::swiglu);
   for (const ModelSpec& m : model_presets()) CHECK_NOTHROW(check_model(m, m.name));
-  CHECK_THAT(error_of([] { (void)load_model("gpt5"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)load_model("gpt5"); }),
              Contains("unknown model 'gpt5'") && Contains("zb-1.5b, zb-6.2b"));
 }
 
@@ -60,7 +50,7 @@ TEST_CASE("model files are read with their defaults and every bad value names it
         {"layers", "4"}, {"hidden", "64"}, {"heads", "4"}, {"seq", "32"}, {"vocab", "100"}};
     for (const auto& [k, v] : valid)
       if (key != k) doc += std::string(", \"") + k + "\": " + v;
-    return error_of([&] { (void)parse_model_json(doc + body + "}", "m.json"); });
+    return error_of<ConfigError>([&] { (void)parse_model_json(doc + body + "}", "m.json"); });
   };
   CHECK_THAT(bad(R"(, "colour": 1)"), Contains("m.json: /colour: unknown key (valid: schema, name"));
   CHECK_THAT(bad(R"(, "heads": 6)"), Contains("/heads: heads=6 does not divide hidden=64"));
@@ -68,7 +58,7 @@ TEST_CASE("model files are read with their defaults and every bad value names it
   CHECK_THAT(bad(R"(, "layers": -1)"), Contains("/layers: expected an integer in 1..4096"));
   CHECK_THAT(bad(R"(, "recompute": "some")"), Contains("/recompute: 'some': expected none"));
   CHECK_THAT(bad(R"(, "dtype": "int8")"), Contains("/dtype: 'int8'"));
-  CHECK_THAT(error_of([] { (void)parse_model_json(R"({"schema": "ppsim.model/1"})", "m.json"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_model_json(R"({"schema": "ppsim.model/1"})", "m.json"); }),
              Contains("m.json: /layers: missing"));
 }
 
@@ -82,11 +72,11 @@ TEST_CASE("device presets and files", "[io][model]") {
   CHECK(d.efficiency_F == 0.5);
   CHECK(d.efficiency_B == 0.6);
   CHECK(d.link_gbytes_per_s == 10);
-  CHECK_THAT(error_of([] { (void)parse_device_json(R"({"schema": "ppsim.device/1", "peak_tflops": 100, "efficiency": {"F": 1.5}})", "d.json"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_device_json(R"({"schema": "ppsim.device/1", "peak_tflops": 100, "efficiency": {"F": 1.5}})", "d.json"); }),
              Contains("d.json: /efficiency/F: 1.5: expected a fraction in (0, 1]"));
-  CHECK_THAT(error_of([] { (void)parse_device_json(R"({"schema": "ppsim.device/1", "peak_tflops": -1})", "d.json"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_device_json(R"({"schema": "ppsim.device/1", "peak_tflops": -1})", "d.json"); }),
              Contains("d.json: /peak_tflops: expected a number >= 0"));
-  CHECK_THAT(error_of([] { (void)load_device("tpu"); }), Contains("unknown device 'tpu'"));
+  CHECK_THAT(error_of<ConfigError>([] { (void)load_device("tpu"); }), Contains("unknown device 'tpu'"));
 }
 
 TEST_CASE("layouts read Megatron's documented examples", "[io][layout]") {
@@ -113,24 +103,24 @@ TEST_CASE("layouts read Megatron's documented examples", "[io][layout]") {
 }
 
 TEST_CASE("bad layouts name the position of the problem", "[io][layout]") {
-  CHECK_THAT(error_of([] { (void)parse_layout("Et*3|x|L", "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_layout("Et*3|x|L", "--layout"); }),
              Contains("--layout: position 6: unexpected 'x'"));
-  CHECK_THAT(error_of([] { (void)parse_layout("E(tt|L", "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_layout("E(tt|L", "--layout"); }),
              Contains("position 2: '(' without its ')'"));
-  CHECK_THAT(error_of([] { (void)parse_layout("Ett)|L", "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_layout("Ett)|L", "--layout"); }),
              Contains("position 4: unexpected ')'"));
-  CHECK_THAT(error_of([] { (void)parse_layout("Et*|L", "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_layout("Et*|L", "--layout"); }),
              Contains("position 3: '*' needs a count"));
-  CHECK_THAT(error_of([] { (void)parse_layout("Et*0|L", "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_layout("Et*0|L", "--layout"); }),
              Contains("position 4: repetition count must be at least 1"));
-  CHECK_THAT(error_of([] { (void)parse_layout("((t*1000)*1000)*1000", "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)parse_layout("((t*1000)*1000)*1000", "--layout"); }),
              Contains("expands to more than 1000000"));
-  CHECK_THAT(error_of([] { (void)even_layout(10, 4); }),
+  CHECK_THAT(error_of<ConfigError>([] { (void)even_layout(10, 4); }),
              Contains("the even split needs layers % stages == 0 (got layers=10, stages=4)"));
-  CHECK_THAT(error_of([] { check_layout(parse_layout("Et|t|tL", "x"), 3, 4, "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { check_layout(parse_layout("Et|t|tL", "x"), 3, 4, "--layout"); }),
              Contains("--layout: 3 decoder layers (t), but the model has 4"));
-  CHECK_THAT(error_of([] { check_layout(parse_layout("Et|t|tL", "x"), 4, 3, "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { check_layout(parse_layout("Et|t|tL", "x"), 4, 3, "--layout"); }),
              Contains("--layout: 3 stages, but the schedule has 4"));
-  CHECK_THAT(error_of([] { check_layout(parse_layout("t|Et|tL", "x"), 3, 3, "--layout"); }),
+  CHECK_THAT(error_of<ConfigError>([] { check_layout(parse_layout("t|Et|tL", "x"), 3, 3, "--layout"); }),
              Contains("one embedding (E), on the first stage"));
 }

@@ -8,11 +8,14 @@
 #include "sim/validate.hpp"
 #include "io/cost_file.hpp"
 
+#include "tests/test_helpers.hpp"
+
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
 
 using namespace ppsim;
+using namespace ppsim::test;
 
 namespace {
 
@@ -20,15 +23,6 @@ std::string fixture(const std::string& name) {
   return std::string(PPSIM_SOURCE_DIR) + "/data/examples/schedules/" + name;
 }
 
-template <class E, class F> std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
-}
 
 std::string report(const Schedule& s) { return format_violations(s, validate(s)); }
 

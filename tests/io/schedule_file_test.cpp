@@ -7,12 +7,15 @@
 #include "sim/validate.hpp"
 #include "io/cost_file.hpp"
 
+#include "tests/test_helpers.hpp"
+
 #include <catch2/catch.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 
 using namespace ppsim;
+using namespace ppsim::test;
 
 namespace {
 
@@ -33,15 +36,6 @@ std::string to_csv(const Schedule& s) {
 }
 
 // The exception's message when `f` throws E; fails the test when it does not.
-template <class E, class F> std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
-}
 
 bool any_violation_contains(const Violations& v, const std::string& text) {
   for (const auto& x : v)

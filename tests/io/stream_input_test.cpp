@@ -11,6 +11,8 @@
 #include "sim/limits.hpp"
 #include "tests/cli/cli_harness.hpp"
 
+#include "tests/test_helpers.hpp"
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fcntl.h>
@@ -28,14 +30,6 @@ using Catch::Contains;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 double seconds_of(const std::function<void()>& f) {
   const auto start = std::chrono::steady_clock::now();
@@ -92,7 +86,7 @@ TEST_CASE("every file reader goes through the non-blocking open", "[io][robust]"
       [&] { (void)load_device(fifo); },
   };
   std::vector<std::future<std::string>> messages;
-  for (const auto& load : loads) messages.push_back(std::async(std::launch::async, error_of, load));
+  for (const auto& load : loads) messages.push_back(std::async(std::launch::async, error_of<Error, const std::function<void()>&>, load));
   for (auto& m : messages) CHECK_THAT(m.get(), Contains("did not end within 5 s"));
 }
 
