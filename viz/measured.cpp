@@ -201,8 +201,10 @@ void write_diff_trace(std::ostream& out, const DiffReport& d) {
                          summary);
   const ojson j = ojson::parse(diff_json(d));
   ojson args;
-  args["parameters"] = {{"measured", d.measured.parameters.empty() ? "" : d.measured.parameters[1].second},
-                        {"simulated on", d.simulated.costs.source}};
+  std::string source;
+  for (const auto& [key, value] : d.measured.parameters)
+    if (key == "source") source = value;
+  args["parameters"] = {{"measured", source}, {"simulated on", d.simulated.costs.source}};
   args["metrics"] = j["errors"];
   b += args.dump();
   b += "}";
