@@ -406,10 +406,10 @@ private:
         const auto t = raw_us_to_ticks(raw, v);
         if (!t) ev_.bad_time = true;
         (key_ == "ts" ? ev_.ts : ev_.dur) = t;
-      } else if (key_ == "pid") {
-        ev_.pid = static_cast<long long>(v);
-      } else if (key_ == "tid") {
-        ev_.tid = static_cast<long long>(v);
+      } else if (key_ == "pid" || key_ == "tid") {
+        // An id beyond 64 bits is no process of ours (and must not overflow the cast).
+        (key_ == "pid" ? ev_.pid : ev_.tid) =
+            std::isfinite(v) && std::abs(v) < 1e18 ? static_cast<long long>(v) : -1;
       }
     } else if (depth_ == 2 && top_key_ == "distributedInfo" && key_ == "rank") {
       if (v >= 0 && v < limits::kMaxDevices && v == std::floor(v)) file_.rank = static_cast<int>(v);
@@ -776,6 +776,15 @@ ImportedTrace assemble(std::vector<RankEvents> ranks, const std::string& format,
   }
   old_notation(t);
   check_shape(t);
+  // Every time the engine derives (offsets, gaps, sums) stays far inside Ticks' range.
+  Ticks first = std::numeric_limits<Ticks>::max(), last = std::numeric_limits<Ticks>::min();
+  for (const MeasuredAction& a : t.actions) {
+    first = std::min(first, a.start);
+    last = std::max(last, a.end);
+  }
+  if (static_cast<double>(last) - static_cast<double>(first) > static_cast<double>(limits::kMaxTotalTicks))
+    throw ConfigError(fmt::format("import: the actions span more than {} ms; at most that",
+                                  static_cast<double>(limits::kMaxTotalTicks) / 1e6));
   return t;
 }
 

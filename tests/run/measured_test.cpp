@@ -315,6 +315,11 @@ TEST_CASE("bad traces are refused with a clear error, bounded", "[run][measured]
           {R"({"traceEvents":[{"ph":"X","name":"PP:0F0","ts":0,"dur":10},{"ph":"X","name":"PP:0F1","ts":5,"dur":10}]})"},
           {"t.json"}, {})),
       Catch::Contains("overlap"));
+  // Ids beyond 64 bits and times far apart are bounded, not overflowed (fuzzing found the first).
+  CHECK_NOTHROW(parse_traces({R"([{"ph":"X","name":"Forward 0","ts":1,"dur":1,"pid":3e32,"tid":-3e32},{"ph":"X","name":"Backward 0","ts":3,"dur":1,"pid":3e32,"tid":1}])"},
+                             {"t.json"}, {}));
+  refused(R"({"traceEvents":[{"ph":"X","name":"PP:0F0","ts":-3.9e15,"dur":1},{"ph":"X","name":"PP:0B0","ts":3.9e15,"dur":1}]})",
+          "the actions span more than");
   // A stage on two ranks.
   CHECK_THROWS_AS(measured_run(parse_traces(
                       {R"({"distributedInfo":{"rank":0},"traceEvents":[{"ph":"X","name":"PP:0F0","ts":0,"dur":1}]})",
