@@ -184,6 +184,13 @@ CostSpec resolve_costs(const RunOptions& o, Io io) {
   return spec;
 }
 
+CommOptions comm_options(const RunOptions& o) {
+  CommOptions comm;
+  comm.mode = parse_comm_mode(o.comm_mode);
+  if (!o.link.empty()) comm.link = parse_link(o.link);
+  return comm;
+}
+
 RunRequest to_request(const RunOptions& o, const std::string& schedule, const CostSpec& costs) {
   RunRequest rq;
   rq.schedule = schedule;
@@ -193,8 +200,7 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   rq.costs = costs;
   rq.mem_limit = parse_mem_limit(o.mem_limit);
   rq.iterations = iteration_options(o);
-  rq.comm.mode = parse_comm_mode(o.comm_mode);
-  if (!o.link.empty()) rq.comm.link = parse_link(o.link);
+  rq.comm = comm_options(o);
   rq.workload = resolve_workload(o);
   if (rq.workload) rq.cost_overrides = o.costs;
   if (!o.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.mem_capacity, "--mem-capacity");

@@ -93,6 +93,9 @@ void add_pytorch_notation_option(CLI::App& cmd, std::string& notation);
 /// calibration reports to io.progress, and its warnings (noisy timings) go to io.err.
 [[nodiscard]] CostSpec resolve_costs(const RunOptions& options, Io io);
 
+/// --comm-mode and --link as the run's communication model.
+[[nodiscard]] CommOptions comm_options(const RunOptions& options);
+
 /// The request for one schedule of the options, with costs already resolved.
 [[nodiscard]] RunRequest to_request(const RunOptions& options, const std::string& schedule,
                                     const CostSpec& costs);

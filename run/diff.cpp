@@ -5,6 +5,7 @@
 #include "run/detail/run_graph.hpp"
 #include "sim/metrics.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <numeric>
 
@@ -72,13 +73,13 @@ struct Classifier {
   std::vector<int> last_forward;    // per device: index of its last F/FB
   std::vector<IdleWindow>& out;
 
+  // The memory in use at t: the last step at or before it (a binary search: a device has as
+  // many steps as tasks, and as many windows).
   double memory_at(int d, Ticks t) const {
-    double v = 0;
-    for (const MemoryPoint& p : memory[ix(d)]) {
-      if (p.time > t) break;
-      v = p.value;
-    }
-    return v;
+    const auto& steps = memory[ix(d)];
+    const auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                                     [](Ticks x, const MemoryPoint& p) { return x < p.time; });
+    return it == steps.begin() ? 0.0 : std::prev(it)->value;
   }
 
   // Emits [a, b) of `cause`, with an optimizer step's overlap carved out of it.
