@@ -141,6 +141,9 @@ void add_model_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--zero", o.zero, "with --model: 1 shards the optimizer state over --dp");
   cmd.add_option("--tp", o.tp,
                  "with --model: tensor-parallel ranks per stage (with sequence parallelism)");
+  cmd.add_option("--recompute", o.recompute,
+                 "with --model: none, selective, full, full:N (the first N layers of each stage), "
+                 "one per stage (selective,none,full:2), or auto (per stage the cheapest that fits)");
   cmd.add_option("--mem-capacity", o.mem_capacity,
                  "bytes per device (80GiB) for the out-of-memory check; default the device's");
 }
@@ -149,7 +152,8 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
   if (o.model.empty()) {
     for (const auto& [flag, given] :
          {std::pair{"--device", !o.device.empty()}, {"--layout", !o.layout.empty()},
-          {"--layers-per-stage", !o.layers_per_stage.empty()}})
+          {"--layers-per-stage", !o.layers_per_stage.empty()},
+          {"--recompute", !o.recompute.empty()}})
       if (given) throw ConfigError(fmt::format("{} needs --model", flag));
     return std::nullopt;
   }
@@ -165,6 +169,7 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
       w.layers_per_stage.push_back(
           static_cast<int>(parse_integer(item, "--layers-per-stage", 0, 4096)));
   w.training = TrainingSpec{o.dp, o.zero, o.tp};
+  apply_recompute(w, parse_recompute(o.recompute));
   return w;
 }
 

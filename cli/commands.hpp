@@ -49,6 +49,7 @@ struct RunOptions {
   int dp{1};                     ///< --dp
   int zero{0};                   ///< --zero 0|1
   int tp{1};                     ///< --tp
+  std::string recompute;         ///< --recompute none|selective|full|full:N|auto|per stage
   std::string mem_capacity;      ///< --mem-capacity 80GiB
   int iterations{1};           ///< --iterations K
   std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
@@ -69,7 +70,8 @@ void add_comm_options(CLI::App& cmd, RunOptions& options);
 /// Adds --iterations, --optimizer-step and --sync.
 void add_iteration_options(CLI::App& cmd, RunOptions& options);
 
-/// Adds --model, --device, --layout, --layers-per-stage, --dp, --zero and --mem-capacity.
+/// Adds --model, --device, --layout, --layers-per-stage, --dp, --zero, --tp, --recompute and
+/// --mem-capacity.
 void add_model_options(CLI::App& cmd, RunOptions& options);
 
 /// The workload of --model/--device, or nullopt without --model (--device alone is an error).

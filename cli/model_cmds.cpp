@@ -15,6 +15,7 @@
 #include "sim/errors.hpp"
 #include "io/numbers.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -71,8 +72,11 @@ int run_costs(const CostsOptions& o, Io io) {
   // plan refuse is no more right here.
   if (!o.run.mem_capacity.empty()) (void)parse_bytes(o.run.mem_capacity, "--mem-capacity");
   const int p = *o.run.devices;
+  if (w->recompute_auto)
+    throw ConfigError("costs: --recompute auto depends on the schedule; give the choice, or use "
+                      "simulate or plan");
   const Layout layout = workload_layout(*w, p, o.run.chunks);
-  ModelCosts mc = model_costs(w->model, w->device, layout, p, w->training);
+  ModelCosts mc = model_costs(w->model, w->device, layout, p, w->training, w->recompute);
   if (!o.run.costs.empty()) apply_costs(mc.costs, o.run.costs);
   io.progress.finish();
   if (o.json || !o.output.empty()) {
@@ -97,22 +101,28 @@ int run_costs(const CostsOptions& o, Io io) {
                         "seq {}, micro-batch {}, vocab {}, {}, recompute {})\n",
                         m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads,
                         m.kv_heads, m.ffn, m.seq, m.microbatch_size, m.vocab, m.dtype,
-                        recompute_name(m.recompute));
+                        w->recompute.empty() ? std::string(recompute_name(m.recompute))
+                                             : recompute_text(w->recompute));
   io.out << fmt::format("device    {} ({})\n", w->device.name, w->device.source);
   io.out << fmt::format("layout    {}\n", layout_text(layout));
   io.out << fmt::format("comm      {} ms per message of {}\n", human_ms(mc.costs.comm),
                         human_bytes(mc.message_bytes));
   io.out << fmt::format("M_B unit  {} (one device-stage of the even split)\n\n",
                         human_bytes(mc.unit_bytes));
-  io.out << fmt::format("{:>5}  {:<12} {:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>11}\n", "stage",
-                        "layers", "F_ms", "B_ms", "W_ms", "M_B", "M_W", "params", "state");
+  // The recomputed forward's share of B, only when something is recomputed.
+  const bool recomputes = std::any_of(mc.costs.stages.begin(), mc.costs.stages.end(),
+                                      [](const StageCosts& c) { return c.R > 0; });
+  io.out << fmt::format("{:>5}  {:<12} {:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>11}{}\n", "stage",
+                        "layers", "F_ms", "B_ms", "W_ms", "M_B", "M_W", "params", "state",
+                        recomputes ? fmt::format(" {:>10}", "R_ms") : "");
   for (std::size_t i = 0; i < mc.costs.stages.size(); ++i) {
     const StageCosts& c = mc.costs.stages[i];
-    io.out << fmt::format("{:>5}  {:<12} {:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>11}\n", i,
+    io.out << fmt::format("{:>5}  {:<12} {:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>11}{}\n", i,
                           layout_text(Layout{{layout.stages[i]}}), human_ms(c.F), human_ms(c.B),
                           human_ms(c.W), human_bytes(c.MB * mc.unit_bytes),
                           human_bytes(c.MW * mc.unit_bytes), human_count(c.params),
-                          human_bytes(c.state_bytes));
+                          human_bytes(c.state_bytes),
+                          recomputes ? fmt::format(" {:>10}", human_ms(c.R)) : "");
   }
   return kExitOk;
 }
@@ -173,6 +183,10 @@ int run_plan(const PlanOptions& o, Io io) {
       e["cost_ms"] = c.cost_ms;
       e["bubble_rate"] = c.bubble_rate;
       e["peak_bytes"] = c.peak_bytes;
+      // null: the model's own recomputation; else the --recompute text the candidate ran with
+      e["recompute"] = c.recompute.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.recompute);
+      if (!c.recompute.empty() && c.without_recompute_ms > 0)
+        e["without_recompute_ms"] = c.without_recompute_ms;
       e["fits"] = c.fits;
       e["reason"] = c.reason;
       all.push_back(std::move(e));
@@ -196,7 +210,8 @@ int run_plan(const PlanOptions& o, Io io) {
                           c.fits || c.iteration_time_ms > 0 ? human_ms(ms_to_ticks(c.iteration_time_ms, "t")) : "-",
                           c.fits || c.iteration_time_ms > 0 ? human_percent(c.bubble_rate) : "-",
                           c.peak_bytes > 0 ? human_bytes(c.peak_bytes) : "-",
-                          c.fits ? c.layout : c.reason.substr(0, 100));
+                          c.fits ? c.layout + (c.recompute.empty() ? "" : "  --recompute " + c.recompute)
+                                 : c.reason.substr(0, 100));
   }
   if (plan.candidates.size() > static_cast<std::size_t>(shown))
     io.out << fmt::format("  ... {} more (--top N, or --json for all)\n", plan.candidates.size() - static_cast<std::size_t>(shown));

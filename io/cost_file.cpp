@@ -25,7 +25,8 @@ struct CostKey {
 };
 constexpr CostKey kCostKeys[] = {
     {"F", &StageCosts::F},          {"B", &StageCosts::B},   {"W", &StageCosts::W},
-    {"BW", &StageCosts::BW},        {"FB", &StageCosts::FB}, {"comm", nullptr, nullptr, true},
+    {"BW", &StageCosts::BW},        {"FB", &StageCosts::FB}, {"R", &StageCosts::R},
+    {"comm", nullptr, nullptr, true},
     {"MB", nullptr, &StageCosts::MB}, {"MW", nullptr, &StageCosts::MW},
     {"act_bytes", nullptr, &StageCosts::act_bytes},
     {"grad_bytes", nullptr, &StageCosts::grad_bytes},
@@ -40,6 +41,7 @@ std::string cost_key_names() {
 } // namespace
 
 void apply_costs(CostSpec& spec, std::string_view text) {
+  bool recompute_given = false;
   for_each_key_value(text, fmt::format("--costs '{}'", excerpt(text)), [&](std::string_view key,
                                                                    std::string_view text_value) {
     const CostKey* k = nullptr;
@@ -59,11 +61,18 @@ void apply_costs(CostSpec& spec, std::string_view text) {
       throw ConfigError(fmt::format("{}: {} is too large (at most {:g} M_B)", where,
                                     excerpt(text_value), limits::kMaxMemoryUnits));
     if (k->comm) spec.comm = ms_to_ticks(value, where);
+    recompute_given = recompute_given || k->ms == &StageCosts::R;
     for (auto& s : spec.stages) {
       if (k->ms != nullptr) s.*(k->ms) = ms_to_ticks(value, where);
       if (k->mb != nullptr) s.*(k->mb) = value;
     }
   });
+  // NOTE: only when R is given: a model's R with a smaller B from --costs is cut to B.
+  for (const StageCosts& s : spec.stages)
+    if (recompute_given && s.R > s.B)
+      throw ConfigError(fmt::format("--costs '{}': R={} ms, the recomputed forward, is part of B "
+                                    "and at most B={} ms",
+                                    excerpt(text), ticks_to_ms(s.R), ticks_to_ms(s.B)));
   if (spec.source == "default") spec.source = fmt::format("--costs {}", text);
   else spec.source += fmt::format(" + --costs {}", text);
 }
@@ -118,7 +127,8 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
     const detail::Field fields[] = {
         {"F", false, "", ms(c.F, &f)},      {"B", false, "", ms(c.B, &b)},
         {"W", false, "", ms(c.W, &w)},      {"BW", false, "", ms(c.BW)},
-        {"FB", false, "", ms(c.FB)},        {"MB", false, "", number(c.MB, limits::kMaxMemoryUnits)},
+        {"FB", false, "", ms(c.FB)},        {"R", false, "", ms(c.R)},
+        {"MB", false, "", number(c.MB, limits::kMaxMemoryUnits)},
         {"MW", false, "", number(c.MW, limits::kMaxMemoryUnits)},    {"MB_bytes", false, "", ignored},
         {"MW_bytes", false, "", ignored},   {"blocks", false, "", ignored},
         {"act_bytes", false, "", bytes(c.act_bytes)},
@@ -129,6 +139,7 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
     };
     detail::read_fields(r, st, sp, fields);
     if (!f || !b || !w) r.fail(sp, "each stage needs F, B and W (milliseconds)");
+    if (c.R > c.B) r.fail(sp + "/R", "the recomputed forward is part of B: at most B");
     spec.stages.push_back(c);
   };
   const detail::Field fields[] = {
@@ -173,6 +184,7 @@ std::string cost_spec_json(const CostSpec& spec, const std::string& description,
     st["W"] = ticks_to_ms(c.W);
     if (c.BW >= 0) st["BW"] = ticks_to_ms(c.BW);
     if (c.FB >= 0) st["FB"] = ticks_to_ms(c.FB);
+    if (c.R > 0) st["R"] = ticks_to_ms(c.R);
     st["MB"] = c.MB;
     st["MW"] = c.MW;
     if (spec.memory_unit_bytes > 0) {

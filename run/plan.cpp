@@ -85,8 +85,9 @@ bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity
   return false;
 }
 
-PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_replica,
-                       double capacity) {
+// The shape as it is, and when it does not fit in memory, with --recompute auto.
+std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int global_per_replica,
+                                    double capacity) {
   PlanCandidate c;
   c.schedule = sh.schedule;
   c.chunks = sh.chunks;
@@ -94,16 +95,32 @@ PlanCandidate evaluate(const PlanRequest& rq, const Shape& sh, int global_per_re
   c.microbatches = global_per_replica / sh.b;
   c.layout = sh.layout;
   Run r;
-  if (simulate_candidate(rq, c, capacity, &r) && r.mem_limit >= 0 &&
-      takes_mem_limit(*find_schedule(c.schedule)))
+  const bool ran = simulate_candidate(rq, c, capacity, &r);
+  if (ran && r.mem_limit >= 0 && takes_mem_limit(*find_schedule(c.schedule)))
     c.mem_limit = r.mem_limit;
-  return c;
+  if (ran && rq.workload.recompute_auto)
+    for (const auto& [key, value] : r.parameters)
+      if (key == "recompute") c.recompute = value;
+  std::vector<PlanCandidate> out{c};
+  if (!ran || c.fits || capacity <= 0 || rq.workload.recompute_auto) return out;
+  PlanCandidate k = c;
+  k.recompute = "auto";
+  k.mem_limit = -1;
+  Run kr;
+  if (simulate_candidate(rq, k, capacity, &kr)) {
+    for (const auto& [key, value] : kr.parameters)
+      if (key == "recompute") k.recompute = value;
+    if (kr.mem_limit >= 0 && takes_mem_limit(*find_schedule(k.schedule))) k.mem_limit = kr.mem_limit;
+  }
+  k.without_recompute_ms = c.iteration_time_ms;
+  if (k.fits && k.recompute != "auto" && k.recompute != "none") out.push_back(std::move(k));
+  return out;
 }
 
 // Simulates every shape over the cores; the results are in the shapes' order.
 std::vector<PlanCandidate> evaluate_all(const PlanRequest& rq, const std::vector<Shape>& shapes,
                                         int per_replica, double capacity) {
-  std::vector<PlanCandidate> out(shapes.size());
+  std::vector<std::vector<PlanCandidate>> each(shapes.size());
   const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1,
                                                 static_cast<unsigned>(std::max<std::size_t>(1, shapes.size())));
   std::vector<std::thread> pool;
@@ -111,11 +128,14 @@ std::vector<PlanCandidate> evaluate_all(const PlanRequest& rq, const std::vector
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       for (std::size_t i = t; i < shapes.size(); i += threads) {
-        out[i] = evaluate(rq, shapes[i], per_replica, capacity);
+        each[i] = evaluate(rq, shapes[i], per_replica, capacity);
         report(rq.progress, "candidates", ++done, shapes.size());
       }
     });
   for (auto& th : pool) th.join();
+  std::vector<PlanCandidate> out;
+  for (auto& e : each)
+    for (PlanCandidate& c : e) out.push_back(std::move(c));
   return out;
 }
 
@@ -123,8 +143,9 @@ bool ranks_before(const PlanCandidate& a, const PlanCandidate& b) {
   if (a.fits != b.fits) return a.fits;
   if (a.fits && a.iteration_time_ms != b.iteration_time_ms)
     return a.iteration_time_ms < b.iteration_time_ms;
-  return std::tie(a.schedule, a.chunks, a.microbatches, a.layout) <
-         std::tie(b.schedule, b.chunks, b.microbatches, b.layout);
+  if (a.recompute.empty() != b.recompute.empty()) return a.recompute.empty();
+  return std::tie(a.schedule, a.chunks, a.microbatches, a.layout, a.recompute) <
+         std::tie(b.schedule, b.chunks, b.microbatches, b.layout, b.recompute);
 }
 
 } // namespace
@@ -139,6 +160,7 @@ RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
   w.model.microbatch_size = c.microbatch_size;
   w.layout = c.layout;
   w.layers_per_stage.clear();
+  if (!c.recompute.empty()) apply_recompute(w, parse_recompute(c.recompute, "plan: recompute"));
   run.workload = std::move(w);
   run.cost_overrides = rq.cost_overrides;
   if (c.mem_limit >= 0) run.mem_limit = MemLimit::of_units(c.mem_limit);
@@ -232,6 +254,13 @@ Plan make_plan(const PlanRequest& rq) {
                            w.schedule, w.chunks, w.microbatches, w.microbatch_size,
                            human_number(w.iteration_time_ms), 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
                            capacity / 1073741824.0);
+    if (!w.recompute.empty())
+      plan.why += fmt::format("; it fits only with --recompute {}, {:+.1f}% time over "
+                              "the same shape without it",
+                              w.recompute,
+                              w.without_recompute_ms > 0
+                                  ? 100 * (w.iteration_time_ms - w.without_recompute_ms) / w.without_recompute_ms
+                                  : 0.0);
     if (runner != nullptr)
       plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}), "
                               "bubble {:.1f}%",
@@ -240,8 +269,9 @@ Plan make_plan(const PlanRequest& rq) {
                               runner->schedule, runner->chunks, runner->microbatches,
                               100 * runner->bubble_rate);
   } else {
-    plan.why = "no candidate fits in memory: use more devices, a smaller micro-batch, recompute or "
-               "--zero 1";
+    plan.why = capacity > 0 ? "no candidate fits in memory, not even with full recomputation: use more "
+                              "devices, a smaller micro-batch, --tp or --zero 1"
+                            : "no candidate could run";
   }
   return plan;
 }

@@ -1,7 +1,8 @@
 // `ppsim plan`: the best schedule for a model on a device. Searches schedules (with their chunk
 // counts), micro-batch sizes (hence micro-batch counts for the global batch) and layouts (the
 // default split, then layers moved off the heavy first and last stages), simulates each
-// candidate, and ranks those that fit in memory by iteration time.
+// candidate, and ranks those that fit in memory by iteration time. A shape that does not fit
+// is tried again with `--recompute auto` (per stage the cheapest recomputation that fits).
 //
 //   Plan plan = make_plan({.workload = w, .devices = 16, .global_batch = 512});
 //   const PlanCandidate& best = plan.candidates[plan.best];
@@ -36,6 +37,11 @@ struct PlanCandidate {
   /// The --mem-limit a memory-limited search (zb-auto, zb-v) ran under: the activation memory
   /// the device has room for beside its state, in M_B; < 0 = the schedule's own default.
   double mem_limit{-1};
+  /// Recomputation (the --recompute text, one choice per stage) when the candidate needs it to
+  /// fit; "" = the model's own. Such a candidate follows the same shape without it.
+  std::string recompute;
+  /// With recompute: the iteration time of the same shape without it (which did not fit).
+  double without_recompute_ms{0};
   double iteration_time_ms{0};  ///< one iteration, first start to last end (all-reduce at the step)
   double cost_ms{0};            ///< the paper's cost (max span)
   double bubble_rate{0};
@@ -46,8 +52,8 @@ struct PlanCandidate {
 };
 
 struct Plan {
-  /// Fitting candidates by iteration time (then schedule name, chunks, micro-batches, layout),
-  /// then the others.
+  /// Fitting candidates by iteration time (then without recomputation first, then schedule name,
+  /// chunks, micro-batches, layout), then the others.
   std::vector<PlanCandidate> candidates;
   int best{-1};  ///< index of the winner, -1 when nothing fits
   std::string why;  ///< one line on why the winner wins

@@ -4,6 +4,7 @@
 #include "io/cost_file.hpp"
 #include "io/numbers.hpp"
 #include "io/schedule_file.hpp"
+#include "run/recompute.hpp"
 #include "io/text_parse.hpp"
 #include "schedules/bound.hpp"
 #include "schedules/registry.hpp"
@@ -124,6 +125,7 @@ double fullest_state_bytes(const Schedule& schedule, const CostSpec& costs) {
 } // namespace
 
 ResolvedRequest resolve_request(const RunRequest& rq) {
+  if (rq.workload && rq.workload->recompute_auto) return resolve_request(choose_recompute(rq).request);
   ResolvedRequest r;
   const bool file = is_schedule_file(rq.schedule);
   if (file) r.schedule = load_schedule_file(rq.schedule, rq.pytorch_notation);
@@ -149,7 +151,7 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
   return r;
 }
 
-Run run_request(const RunRequest& rq) {
+Run run_unchecked(const RunRequest& rq) {
   ResolvedRequest resolved = resolve_request(rq);
   const CostSpec& costs = resolved.costs;
   const double mem_limit = resolved.mem_limit;
@@ -183,6 +185,17 @@ Run run_request(const RunRequest& rq) {
     run.optimality_gap = optimality_gap(run.metrics.cost, bound->cost);
     run.bound_mem_limit = bound_limit;
   }
+  if (rq.workload && (!rq.workload->recompute.empty() ||
+                      rq.workload->model.recompute != Recompute::none))
+    run.parameters.emplace_back("recompute", rq.workload->recompute.empty()
+                                                 ? std::string(recompute_name(rq.workload->model.recompute))
+                                                 : recompute_text(rq.workload->recompute));
+  return run;
+}
+
+void check_memory(const RunRequest& rq, const Run& run) {
+  const double mem_limit = run.mem_limit;
+  const IterationOptions& iterations = rq.iterations;
   if (mem_limit >= 0) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
       if (d.peak_memory > mem_limit + 1e-9)
@@ -209,11 +222,25 @@ Run run_request(const RunRequest& rq) {
       constexpr double GiB = 1024.0 * 1024 * 1024;
       throw OutOfMemoryError(fmt::format(
           "{}: device {} needs {:.1f} GiB (weights, gradients and optimizer state {:.1f} GiB + "
-          "activations {:.1f} GiB), above the capacity of {:.1f} GiB: out of memory",
+          "activations {:.1f} GiB), above the capacity of {:.1f} GiB: out of memory{}",
           run.schedule.name, d.device, d.peak_bytes / GiB, d.state_bytes / GiB,
-          (d.peak_bytes - d.state_bytes) / GiB, rq.mem_capacity_bytes / GiB));
+          (d.peak_bytes - d.state_bytes) / GiB, rq.mem_capacity_bytes / GiB,
+          rq.workload && !rq.workload->recompute_auto && rq.workload->recompute.empty() &&
+                  rq.workload->model.recompute != Recompute::full
+              ? " (--recompute auto recomputes where it must)"
+              : ""));
     }
   }
+}
+
+Run run_request(const RunRequest& rq) {
+  if (rq.workload && rq.workload->recompute_auto) {
+    RecomputeChoice choice = choose_recompute(rq);
+    check_memory(choice.request, choice.run);
+    return std::move(choice.run);
+  }
+  Run run = run_unchecked(rq);
+  check_memory(rq, run);
   return run;
 }
 

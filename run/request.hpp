@@ -84,4 +84,11 @@ struct ResolvedRequest {
 /// device, its state and activation bytes.
 [[nodiscard]] Run run_request(const RunRequest& request);
 
+/// run_request without its memory checks (what `--recompute auto` probes); `auto` itself must be
+/// resolved first (run/recompute.hpp).
+[[nodiscard]] Run run_unchecked(const RunRequest& request);
+/// run_request's memory checks of a run of `request`: InfeasibleError above the limit,
+/// OutOfMemoryError above the capacity.
+void check_memory(const RunRequest& request, const Run& run);
+
 } // namespace ppsim

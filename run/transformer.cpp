@@ -1,6 +1,7 @@
 // The transformer cost model: FLOPs, activation memory and training state per layer and stage.
 #include "run/transformer.hpp"
 
+#include "io/text_parse.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
@@ -43,7 +44,9 @@ double state_bytes_per_param(const ModelSpec& model, const TrainingSpec& trainin
   return weights + grads + optimizer;
 }
 
-LayerEstimate decoder_layer(const ModelSpec& m) {
+LayerEstimate decoder_layer(const ModelSpec& m) { return decoder_layer(m, m.recompute); }
+
+LayerEstimate decoder_layer(const ModelSpec& m, Recompute recompute) {
   const Shape x = shape_of(m);
   LayerEstimate e;
   // GEMMs: QKV (h -> h + 2 h_kv), output projection (h -> h), MLP (n_up + 1 matrices h x f).
@@ -53,8 +56,8 @@ LayerEstimate decoder_layer(const ModelSpec& m) {
   e.F_flops = G + A;
   e.B_flops = G + 2 * A;
   e.W_flops = G;
-  if (m.recompute == Recompute::selective) e.B_flops += A;
-  if (m.recompute == Recompute::full) e.B_flops += G + A;
+  if (recompute == Recompute::selective) e.R_flops = A;
+  if (recompute == Recompute::full) e.R_flops = G + A;
   e.params = gemm_params + 2 * x.h;  // and two norms
   // Activation memory per micro-batch, 16-bit values (masks one byte), per Korthikanti et al.:
   // attention 2sbh (QKV input) + 2sbh + 2 sb h_kv (Q, K) + 2 sb h_kv (V) + 2sbh (projection
@@ -67,7 +70,7 @@ LayerEstimate decoder_layer(const ModelSpec& m) {
   const double norms = 4 * sbh;
   const double scores = 5 * x.a * x.s * x.s * x.b;
   const double k = width_factor(m);
-  switch (m.recompute) {
+  switch (recompute) {
   case Recompute::none: e.act_bytes = k * (attention + mlp + norms) + k * scores; break;
   case Recompute::selective: e.act_bytes = k * (attention + mlp + norms); break;
   case Recompute::full: e.act_bytes = k * 2 * sbh; break;
@@ -113,7 +116,7 @@ double parameter_count(const ModelSpec& m) {
 }
 
 ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& layout, int devices,
-                       const TrainingSpec& training) {
+                       const TrainingSpec& training, const std::vector<StageRecompute>& recompute) {
   check_model(m, m.source.empty() ? "model" : m.source);
   if (devices < 1 || devices > limits::kMaxDevices)
     throw ConfigError(fmt::format("model costs: devices={} (expected 1..{})", devices,
@@ -125,6 +128,11 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
     throw ConfigError(fmt::format("--tp {}: expected 1..1024", training.tp));
   if (training.zero != 0 && training.zero != 1)
     throw ConfigError(fmt::format("--zero {}: ppsim models stages 0 and 1", training.zero));
+  const std::size_t n_stages = layout.stages.size();
+  if (recompute.size() > 1 && recompute.size() != n_stages)
+    throw ConfigError(fmt::format("--recompute '{}': {} entries for {} stages (give one, or one "
+                                  "per stage)",
+                                  excerpt(recompute_text(recompute)), recompute.size(), n_stages));
   const LayerEstimate decoder = decoder_layer(m);
   const LayerEstimate embed = embedding_layer(m);
   const LayerEstimate out = output_layer(m);
@@ -144,28 +152,42 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
     const double t = flops / (rate * efficiency) * 1e3;
     return ms_to_ticks(t, fmt::format("{} time of a stage", what));
   };
-  for (const StageLayers& st : layout.stages) {
+  for (std::size_t i = 0; i < n_stages; ++i) {
+    const StageLayers& st = layout.stages[i];
     LayerEstimate e;
     const auto add = [&](const LayerEstimate& l, int n) {
       e.F_flops += n * l.F_flops;
       e.B_flops += n * l.B_flops;
       e.W_flops += n * l.W_flops;
+      e.R_flops += n * l.R_flops;
       e.act_bytes += n * l.act_bytes;
       e.mw_bytes += n * l.mw_bytes;
       e.params += n * l.params;
     };
     add(embed, st.embedding);
-    add(decoder, st.decoders + st.mtp);  // NOTE: an MTP layer costs about a decoder layer
+    // NOTE: an MTP layer costs about a decoder layer. Megatron's block method: the first N
+    // layers fully recomputed, the others as the model says.
+    const int layers = st.decoders + st.mtp;
+    if (recompute.empty()) {
+      add(decoder, layers);
+    } else {
+      const StageRecompute& r = recompute[recompute.size() == 1 ? 0 : i];
+      const int full = r.mode != Recompute::full ? 0 : r.layers < 0 ? layers : std::min(layers, r.layers);
+      add(decoder_layer(m, Recompute::full), full);
+      add(decoder_layer(m, r.mode == Recompute::full ? r.rest : r.mode), layers - full);
+    }
     add(out, st.loss);
     e.F_flops /= tp;
     e.B_flops /= tp;
     e.W_flops /= tp;
+    e.R_flops /= tp;
     e.act_bytes /= tp;
     e.mw_bytes /= tp;
     e.params /= tp;
     StageCosts c;
     c.F = ms(e.F_flops, d.efficiency_F, "F");
-    c.B = ms(e.B_flops, d.efficiency_B, "B");
+    c.R = ms(e.R_flops, d.efficiency_F, "recomputed forward");
+    c.B = add_ticks(ms(e.B_flops, d.efficiency_B, "B"), c.R);
     c.W = ms(e.W_flops, d.efficiency_W, "W");
     c.MB = e.act_bytes / unit;
     c.MW = e.mw_bytes / unit;
@@ -180,6 +202,14 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
   mc.costs.comm = ms_to_ticks(link_ms, "link time of a message");
   mc.costs.source = fmt::format("model {} on {} ({} stages)", m.name, d.name, layout.stages.size());
   return mc;
+}
+
+void apply_recompute(WorkloadSpec& w, const RecomputeSpec& r) {
+  if (!r.given()) return;
+  w.recompute.clear();
+  w.recompute_auto = r.automatic;
+  if (r.uniform()) w.model.recompute = r.stages.front().mode;
+  else if (!r.automatic) w.recompute = r.stages;
 }
 
 Layout workload_layout(const WorkloadSpec& w, int devices, int chunks) {
@@ -197,7 +227,8 @@ Layout workload_layout(const WorkloadSpec& w, int devices, int chunks) {
 }
 
 ModelCosts workload_costs(const WorkloadSpec& w, int devices, int chunks) {
-  return model_costs(w.model, w.device, workload_layout(w, devices, chunks), devices, w.training);
+  return model_costs(w.model, w.device, workload_layout(w, devices, chunks), devices, w.training,
+                     w.recompute);
 }
 
 } // namespace ppsim

@@ -11,6 +11,7 @@
 #include "io/device_file.hpp"
 #include "io/layout_text.hpp"
 #include "io/model_file.hpp"
+#include "io/recompute_text.hpp"
 #include "sim/cost_model.hpp"
 
 #include <vector>
@@ -37,8 +38,9 @@ struct TrainingSpec {
 /// What one layer costs for one micro-batch.
 struct LayerEstimate {
   double F_flops{0};
-  double B_flops{0};  ///< input gradients (plus the recomputed forward under recompute)
+  double B_flops{0};  ///< input gradients
   double W_flops{0};  ///< weight gradients
+  double R_flops{0};  ///< the forward recomputed before B (activation recomputation)
   double act_bytes{0};  ///< M_B: what F leaves for the backward
   double mw_bytes{0};   ///< M_W: what W still needs after B
   double params{0};
@@ -47,10 +49,12 @@ struct LayerEstimate {
 /// A decoder layer: GEMMs G = 2 T (h (h + 2 h_kv) + h^2 + n h f) for T = s b tokens, n = 2
 /// (GELU) or 3 (SwiGLU), attention A = 4 b s^2 h; F = G + A, B = G + 2A, W = G, which for
 /// h_kv = h, f = 4h is the paper's sbh(24h + 4s), sbh(24h + 8s), 24sbh^2. Selective recompute
-/// adds A to B, full recompute G + A. Memory (16-bit): 34sbh + 5as^2b as Korthikanti et al.
-/// with GQA and f generalised; selective drops the s^2 term, full keeps only the 2sbh input;
-/// M_W = the inputs and output gradients of the four weight GEMMs, 32sbh for GPT.
+/// recomputes A before B, full recompute G + A (R_flops). Memory (16-bit): 34sbh + 5as^2b as
+/// Korthikanti et al. with GQA and f generalised; selective drops the 5as^2b term, full keeps
+/// only the 2sbh input; M_W = the inputs and output gradients of the four weight GEMMs, 32sbh for
+/// GPT. The first form uses the model's own `recompute`.
 [[nodiscard]] LayerEstimate decoder_layer(const ModelSpec& model);
+[[nodiscard]] LayerEstimate decoder_layer(const ModelSpec& model, Recompute recompute);
 /// The embedding (first stage): V h parameters, its output as activation, no FLOPs to speak of.
 [[nodiscard]] LayerEstimate embedding_layer(const ModelSpec& model);
 /// The output layer and the loss (last stage): 2 T h V FLOPs each for F, B and W; the logits
@@ -69,12 +73,16 @@ struct ModelCosts {
   double unit_bytes{0};     ///< bytes of one M_B
 };
 
-/// Times are FLOPs / (peak * efficiency of the kind); comm is the device's link latency plus
+/// Times are FLOPs / (peak * efficiency of the kind), a recomputed forward at F's efficiency
+/// (it is part of B's time and StageCosts::R); comm is the device's link latency plus
 /// message_bytes / bandwidth. `devices` sets the memory unit: the M_B of layers/devices decoder
-/// layers (one device-stage of the even split), so `--mem-limit 2p` keeps its meaning.
+/// layers (one device-stage of the even split) under the model's own `recompute`, so
+/// `--mem-limit 2p` keeps its meaning. `recompute` is each stage's choice (one entry: every
+/// stage; empty: the model's own); a `full:N` of more layers than a stage has recomputes them all.
 [[nodiscard]] ModelCosts model_costs(const ModelSpec& model, const DeviceSpec& device,
                                      const Layout& layout, int devices,
-                                     const TrainingSpec& training);
+                                     const TrainingSpec& training,
+                                     const std::vector<StageRecompute>& recompute = {});
 
 /// A model on a device, as the user gives it (`--model`, `--device`, `--layout` or
 /// `--layers-per-stage`, `--dp`, `--zero`).
@@ -84,7 +92,17 @@ struct WorkloadSpec {
   std::string layout;                 ///< Megatron's syntax; "" = default_layout
   std::vector<int> layers_per_stage;  ///< decoders per stage; empty = none given
   TrainingSpec training;
+  /// --recompute: per stage of the layout (one entry: every stage; empty: the model's own). A
+  /// uniform choice is written into model.recompute instead (as a model file's field), `auto` is
+  /// resolved by run/recompute.hpp into a list before costs are built.
+  std::vector<StageRecompute> recompute;
+  bool recompute_auto{false};
 };
+
+/// Puts a parsed --recompute into the workload: a uniform choice into model.recompute (as a
+/// model file's field, so the memory unit follows it), `auto` into recompute_auto, anything else
+/// (full:N, one per stage) into recompute. Not given: the workload is unchanged.
+void apply_recompute(WorkloadSpec& workload, const RecomputeSpec& recompute);
 
 /// The layout of a workload for `devices` devices and `chunks` chunks per device (0 = one
 /// stage per device-stage, which a chunked schedule then divides evenly): the user's, checked

@@ -88,12 +88,14 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
     c.W = stretch(c.W, factor);
     c.BW = stretch(c.BW, factor);
     c.FB = stretch(c.FB, factor);
+    c.R = stretch(c.R, factor);
     const bool bw_given = c.BW >= 0;
     c.F = scale(c.F, divisor);
     c.B = scale(c.B, divisor);
     c.W = scale(c.W, divisor);
     c.BW = bw_given ? scale(c.BW, divisor) : c.B + c.W;
     c.FB = scale(c.FB, divisor);
+    c.R = std::min(scale(c.R, divisor), c.B);
     c.MB /= divisor;
     c.MW /= divisor;
     c.state_bytes /= divisor;
@@ -115,6 +117,17 @@ Ticks CostModel::duration(const Task& task) const {
     const auto& b = stage[as_index(task.stage2)];
     return s.F + (task.kind2 == Kind::BW ? b.BW : b.B);
   }
+  }
+  return 0;
+}
+
+Ticks CostModel::recompute_part(const Task& task) const {
+  switch (task.kind) {
+  case Kind::B:
+  case Kind::BW: return stage[as_index(task.stage)].R;
+  case Kind::FB: return stage[as_index(task.stage2)].R;
+  case Kind::F:
+  case Kind::W: return 0;
   }
   return 0;
 }

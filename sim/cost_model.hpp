@@ -18,6 +18,10 @@ struct StageCosts {
   Ticks W{1'000'000};
   Ticks BW{-1};
   Ticks FB{-1};
+  /// Of B's time (and so of BW's and an FB's backward half), the forward this stage recomputes
+  /// first (activation recomputation): the same compute stream, nothing between, so the engine
+  /// runs it as part of the backward and the views draw it as its own slice.
+  Ticks R{0};
   double MB{1.0};  ///< activation memory one micro-batch leaves after F
   double MW{0.5};  ///< of which W still needs after B
   /// Bytes of the message F sends to the next stage (the activation) and B (or BW) sends to
@@ -68,6 +72,9 @@ struct CostModel {
 
   /// Duration of a task; an FB costs its stage's FB, or the sum of its two parts.
   [[nodiscard]] Ticks duration(const Task& task) const;
+  /// Of a task's duration, the recomputed forward its backward half starts with (StageCosts::R
+  /// of a B or BW, or of an FB's backward half); 0 for the others.
+  [[nodiscard]] Ticks recompute_part(const Task& task) const;
   /// Memory change of one part (F, B, W or BW) in M_B units.
   [[nodiscard]] double memory_delta(Kind kind, int stage) const;
 };

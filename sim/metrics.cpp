@@ -122,6 +122,7 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
     double level = 0, peak = 0;
     for (const TaskRun& r : runs) {
       dm.busy += r.end - r.start;
+      dm.recompute += std::min(costs.recompute_part(r.task), r.end - r.start);
       for_each_memory_step(r, costs, level, [&](Ticks, double v) { peak = std::max(peak, v); });
     }
     if (!runs.empty()) {

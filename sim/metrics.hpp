@@ -19,6 +19,7 @@ struct DeviceMetrics {
   double p2p_bytes_sent{0};   ///< bytes of the messages it sent to other devices
   long long p2p_messages{0};  ///< messages it sent to other devices
   Ticks comm_wait{0};         ///< of its idle, the time spent waiting on communication (CommWait)
+  Ticks recompute{0};         ///< of its busy time, the recomputed forwards (CostModel::recompute_part)
   /// Bytes held whatever the schedule (weights, gradients, optimizer state of its stages).
   double state_bytes{0};
   /// state_bytes + peak_memory in bytes; 0 when neither is known.

@@ -51,6 +51,7 @@ public:
     for (int d = 0; d < tl_.devices; ++d) {
       write_metadata(pid_of(d), device_name(d), "compute", d);
       for (int lane = 0; lane < comm_lanes_[ix(d)]; ++lane) write_comm_thread_name(d, lane);
+      if (recomputes(d)) write_thread_name(d, recompute_tid(d), "recompute");
     }
     write_summary_track();
     memory_ = memory_series(tl_, run_.costs);
@@ -61,7 +62,7 @@ public:
 
 private:
   // What a device's block is made of; sorted by (ts, rank, seq, type, idx).
-  enum class Type : std::uint8_t { slice, flow_start, flow_end, counter, message };
+  enum class Type : std::uint8_t { slice, flow_start, flow_end, counter, message, recompute };
   struct Ev {
     Ticks ts;
     std::int64_t seq;
@@ -134,6 +135,7 @@ private:
       field("peak_memory", dm.peak_memory);
       field("p2p_bytes_sent", dm.p2p_bytes_sent);
       field("p2p_messages", static_cast<double>(dm.p2p_messages));
+      if (dm.recompute > 0) field("recompute_ms", ms(dm.recompute));
       field("comm_wait_ms", ms(dm.comm_wait), false);
       b += '}';
     }
@@ -191,6 +193,49 @@ private:
       append_int(b, lane + 1);
     }
     b += "\"}}";
+  }
+
+  void write_thread_name(int d, int tid, const char* name) {
+    std::string& b = event();
+    b += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
+    append_int(b, pid_of(d));
+    b += ",\"tid\":";
+    append_int(b, tid);
+    b += ",\"args\":{\"name\":\"";
+    b += name;
+    b += "\"}}";
+  }
+
+  // The recomputed forward a run starts with (part of its slice on the compute track), drawn
+  // again on a track of its own: the compute track's slices do not nest.
+  [[nodiscard]] Ticks recompute_of(const TaskRun& r) const {
+    return std::min(run_.costs.recompute_part(r.task), r.end - r.start);
+  }
+  [[nodiscard]] bool recomputes(int d) const {
+    for (const TaskRun& r : tl_.device_runs(d))
+      if (recompute_of(r) > 0) return true;
+    return false;
+  }
+  // After the device's comm lanes.
+  [[nodiscard]] int recompute_tid(int d) const { return 1 + comm_lanes_[ix(d)]; }
+
+  void write_recompute(const TaskRun& r, int device) {
+    std::string& b = event();
+    b += "{\"name\":\"recompute ";
+    for_each_half(r.task, [&](Kind kind, int stage, int mb) {
+      if (kind != Kind::F) append_part_name(b, kind, stage, mb);
+    });
+    b += "\",\"cat\":\"recompute\",\"ph\":\"X\",\"ts\":";
+    append_ticks_us(b, r.start);
+    b += ",\"dur\":";
+    append_ticks_us(b, recompute_of(r));
+    b += ",\"pid\":";
+    append_int(b, pid_of(device));
+    b += ",\"tid\":";
+    append_int(b, recompute_tid(device));
+    b += ",\"args\":{\"task\":";
+    append_json_string(b, to_string(r.task));
+    b += "}}";
   }
 
   // A message that takes time is a slice on its sender's comm track.
@@ -259,6 +304,9 @@ private:
     for (int r = rb; r < re; ++r) {
       events_.push_back(Ev{tl_.runs[ix(r)].start, 2 * std::int64_t{r},
                            static_cast<std::uint32_t>(r), 2, Type::slice});
+      if (recompute_of(tl_.runs[ix(r)]) > 0)
+        events_.push_back(Ev{tl_.runs[ix(r)].start, 2 * std::int64_t{r},
+                             static_cast<std::uint32_t>(r), 3, Type::recompute});
     }
     // A flow start sits 1 ns before its producer's end, inside the producer's slice and not
     // at the next one's start. A producer shorter than 2 ns has no such point: the start is at
@@ -296,6 +344,7 @@ private:
       case Type::flow_end: write_flow(e.idx, false); break;
       case Type::counter: write_counter(d, series[e.idx]); break;
       case Type::message: write_message(e.idx, d); break;
+      case Type::recompute: write_recompute(tl_.runs[e.idx], d); break;
       }
       sink_.maybe_flush();
     }
@@ -348,6 +397,10 @@ private:
       append_int(b, topo_.chunk_of(t.stage2));
       b += ",\"backward_microbatch\":";
       append_int(b, t.microbatch2);
+    }
+    if (const Ticks rc = recompute_of(r); rc > 0) {
+      b += ",\"recompute_us\":";
+      append_ticks_us(b, rc);
     }
     b += "}}";
   }

@@ -113,6 +113,7 @@ ojson to_json(const Run& run) {
     e["p2p_bytes_sent"] = d.p2p_bytes_sent;
     e["p2p_messages"] = d.p2p_messages;
     e["comm_wait_ms"] = ticks_to_ms(d.comm_wait);
+    if (d.recompute > 0) e["recompute_ms"] = ticks_to_ms(d.recompute);
     if (d.state_bytes > 0) e["state_bytes"] = d.state_bytes;
     if (d.peak_bytes > 0) e["peak_bytes"] = d.peak_bytes;
     per.push_back(std::move(e));
@@ -176,13 +177,18 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << "\n";
   // With a communication model asked for, what each device sent and how long it waited on it.
   const bool comm = run.comm.requested();
+  // The recomputed forwards' share of busy, when anything is recomputed.
+  const bool recomputes = std::any_of(m.per_device.begin(), m.per_device.end(),
+                                      [](const DeviceMetrics& d) { return d.recompute > 0; });
   out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", "device", "busy_ms", "span_ms",
                      "idle_ms", "peak_M_B");
+  if (recomputes) out << fmt::format(" {:>13}", "recompute_ms");
   out << (comm ? fmt::format(" {:>9} {:>14} {:>13}\n", "messages", "bytes_sent", "comm_wait_ms")
                : std::string("\n"));
   for (const DeviceMetrics& d : m.per_device) {
     out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", d.device, human_ms(d.busy),
                        human_ms(d.span), human_ms(d.idle), memory(d.peak_memory));
+    if (recomputes) out << fmt::format(" {:>13}", human_ms(d.recompute));
     out << (comm ? fmt::format(" {:>9} {:>14} {:>13}\n", d.p2p_messages,
                                human_bytes(d.p2p_bytes_sent), human_ms(d.comm_wait))
                  : std::string("\n"));

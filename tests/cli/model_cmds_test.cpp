@@ -179,3 +179,58 @@ TEST_CASE("without --mem-limit, zb-auto and zb-v stay within the device's capaci
     for (const auto& d : j["per_device"]) CHECK(d["peak_bytes"].get<double>() <= 80.0 * 1073741824.0);
   }
 }
+
+TEST_CASE("--recompute on the command line: the table, the metrics and the trace show it",
+          "[cli][model][recompute]") {
+  const std::vector<std::string> run{"simulate", "-s", "1f1b", "-p", "2", "-m", "16",
+                                     "--model", "llama3-8b", "--device", "h100"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = run;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return cli(a);
+  };
+  CHECK(with({}).code == 5);  // out of memory as it is
+  const auto text = with({"--recompute", "auto"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Contains("recompute     full:") && Contains("recompute_ms"));
+  const auto j = nlohmann::json::parse(with({"--recompute", "auto", "--json"}).out);
+  CHECK(j["per_device"][0]["recompute_ms"].get<double>() > 0);
+  TempDir dir("recompute");
+  REQUIRE(with({"--recompute", "full", "--trace", dir / "t.json"}).code == 0);
+  const auto trace = nlohmann::json::parse(slurp(dir / "t.json"));
+  int recomputes = 0;
+  bool named = false;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "recompute") ++recomputes;
+    if (e["name"] == "thread_name" && e["args"]["name"] == "recompute") named = true;
+  }
+  CHECK(named);
+  CHECK(recomputes == 2 * 16);  // one per backward on each device
+  // the costs table gets an R_ms column only when something is recomputed
+  CHECK_THAT(cli({"costs", "--model", "zb-1.5b", "-p", "2", "--recompute", "selective"}).out,
+             Contains("R_ms"));
+  CHECK_THAT(cli({"costs", "--model", "zb-1.5b", "-p", "2"}).out, !Contains("R_ms"));
+}
+
+TEST_CASE("a bad --recompute is bad input, exit 3", "[cli][model][recompute][bad-input]") {
+  const auto code = [](std::vector<std::string> args) {
+    const auto r = cli(args);
+    CHECK_THAT(r.err, Contains("error"));
+    return r.code;
+  };
+  const std::vector<std::string> base{"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b"};
+  const auto with = [&](std::initializer_list<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra);
+    return a;
+  };
+  CHECK(code(with({"--recompute", "most"})) == 3);
+  CHECK(code(with({"--recompute", "full:x"})) == 3);
+  CHECK(code(with({"--recompute", "none,none,none"})) == 3);  // 3 entries for 2 stages
+  CHECK(code({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--recompute", "full"}) == 3);  // no --model
+  CHECK(code({"costs", "--model", "zb-1.5b", "-p", "2", "--recompute", "auto"}) == 3);
+  CHECK(code({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--costs", "B=1,R=2"}) == 3);
+  // a model that does not fit even with everything recomputed: out of memory, exit 5
+  CHECK(code({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "llama3-70b",
+              "--recompute", "auto"}) == 5);
+}

@@ -42,12 +42,17 @@ TEST_CASE("a GPT layer keeps Korthikanti's sbh(34 + 5as/h) bytes and M_W = 32sbh
   const double s = 512, b = 2, h = 1024, a = 16;
   CHECK(decoder_layer(m).act_bytes == s * b * h * (34 + 5 * a * s / h));
   CHECK(decoder_layer(m).mw_bytes == 32 * s * b * h);
+  CHECK(decoder_layer(m).R_flops == 0);
   m.recompute = Recompute::selective;
+  // selective drops exactly the 5as^2b term and recomputes the attention core, 4bs^2h FLOPs
   CHECK(decoder_layer(m).act_bytes == 34 * s * b * h);
-  CHECK(decoder_layer(m).B_flops == s * b * h * (24 * h + 8 * s) + 4 * b * s * s * h);
+  CHECK(decoder_layer(m).B_flops == s * b * h * (24 * h + 8 * s));
+  CHECK(decoder_layer(m).R_flops == 4 * b * s * s * h);
   m.recompute = Recompute::full;
+  // full keeps the 2sbh input and recomputes the whole forward
   CHECK(decoder_layer(m).act_bytes == 2 * s * b * h);
-  CHECK(decoder_layer(m).B_flops == s * b * h * (24 * h + 8 * s) + s * b * h * (24 * h + 4 * s));
+  CHECK(decoder_layer(m).R_flops == decoder_layer(m, Recompute::none).F_flops);
+  CHECK(decoder_layer(m).R_flops == s * b * h * (24 * h + 4 * s));
 }
 
 TEST_CASE("grouped-query attention and SwiGLU change the GEMMs as worked by hand", "[run][model]") {

@@ -1,0 +1,130 @@
+// `--recompute auto`: stages step up their ladders until every device fits.
+#include "run/recompute.hpp"
+
+#include "run/transformer.hpp"
+#include "sim/errors.hpp"
+#include "sim/metrics.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ppsim {
+
+std::vector<StageRecompute> recompute_ladder(const ModelSpec& m, int layers) {
+  struct Step {
+    StageRecompute choice;
+    double flops;
+  };
+  std::vector<Step> steps{{{Recompute::none, -1, Recompute::none}, 0.0}};
+  if (layers > 0) {
+    const double selective = decoder_layer(m, Recompute::selective).R_flops;
+    const double full = decoder_layer(m, Recompute::full).R_flops;
+    steps.push_back({{Recompute::selective, -1, Recompute::none}, layers * selective});
+    for (int k = 1; k < layers; ++k) {
+      steps.push_back({{Recompute::full, k, Recompute::none}, k * full});
+      steps.push_back({{Recompute::full, k, Recompute::selective}, k * full + (layers - k) * selective});
+    }
+    steps.push_back({{Recompute::full, -1, Recompute::none}, layers * full});
+  }
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const Step& a, const Step& b) { return a.flops < b.flops; });
+  std::vector<StageRecompute> out;
+  out.reserve(steps.size());
+  for (const Step& s : steps) out.push_back(s.choice);
+  return out;
+}
+
+RecomputeChoice choose_recompute(const RunRequest& rq) {
+  if (!rq.workload) throw ConfigError("--recompute auto: needs --model (a model says what recomputing costs)");
+  const double capacity = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes : rq.fill_capacity_bytes;
+  if (capacity <= 0 && !rq.mem_limit.given())
+    throw ConfigError("--recompute auto: needs memory to fit in: --mem-capacity, a device that "
+                      "knows its memory, or --mem-limit");
+  const int devices = rq.devices.value_or(0);
+  if (devices < 1) throw ConfigError("--recompute auto: needs -p");
+  RunRequest probe = rq;
+  probe.workload->recompute_auto = false;
+  probe.jitter = {};  // the probes need no samples; the final run takes them
+  const Layout layout = workload_layout(*probe.workload, devices, rq.chunks);
+  const std::size_t n = layout.stages.size();
+  std::vector<std::vector<StageRecompute>> ladders;
+  for (const StageLayers& st : layout.stages)
+    ladders.push_back(recompute_ladder(probe.workload->model, st.decoders + st.mtp));
+  std::vector<std::size_t> at(n, 0);
+  const auto apply = [&] {
+    probe.workload->recompute.clear();
+    for (std::size_t i = 0; i < n; ++i) probe.workload->recompute.push_back(ladders[i][at[i]]);
+  };
+  // Which devices are above their memory in `m`, for a run whose resolved limit is `limit`.
+  const auto over = [&](const Metrics& m, double limit) {
+    std::vector<bool> out(m.per_device.size(), false);
+    for (const DeviceMetrics& d : m.per_device)
+      out[static_cast<std::size_t>(d.device)] =
+          (capacity > 0 && d.peak_bytes > capacity) ||
+          (limit >= 0 && d.peak_memory > limit + 1e-9);
+    return out;
+  };
+  // One step up for every stage that lies (in part) on a device above its memory; false when
+  // none could move.
+  const auto step = [&](const Schedule& s, const std::vector<bool>& bad) {
+    const Topology topo(s);
+    const int S = s.stages();
+    const int v = s.chunks();
+    std::vector<bool> move(n, false);
+    for (int stage = 0; stage < S; ++stage) {
+      const std::size_t piece =
+          static_cast<int>(n) == S ? static_cast<std::size_t>(stage)
+          : n == 1               ? 0
+                                 : std::min(n - 1, static_cast<std::size_t>(topo.model_position(stage) / v));
+      if (bad[static_cast<std::size_t>(s.stage_device[static_cast<std::size_t>(stage)])]) move[piece] = true;
+    }
+    bool moved = false;
+    for (std::size_t i = 0; i < n; ++i)
+      if (move[i] && at[i] + 1 < ladders[i].size()) {
+        ++at[i];
+        moved = true;
+      }
+    return moved;
+  };
+  std::size_t longest = 0;
+  for (const auto& l : ladders) longest = std::max(longest, l.size());
+  // NOTE: every round moves at least one stage up, so the rounds end within the ladders.
+  for (std::size_t round = 0; round <= longest; ++round) {
+    apply();
+    Run run;
+    try {
+      run = run_unchecked(probe);
+    } catch (const InfeasibleError&) {
+      // A memory-limited search found no order in the room left: recompute everywhere a step.
+      bool moved = false;
+      for (std::size_t i = 0; i < n; ++i)
+        if (at[i] + 1 < ladders[i].size()) {
+          ++at[i];
+          moved = true;
+        }
+      if (!moved) throw;
+      continue;
+    }
+    std::vector<bool> bad = over(run.metrics, run.mem_limit);
+    if (std::none_of(bad.begin(), bad.end(), [](bool b) { return b; }) || !step(run.schedule, bad)) {
+      if (rq.jitter.requested()) {
+        probe.jitter = rq.jitter;
+        run = run_unchecked(probe);
+      }
+      return {probe, std::move(run)};
+    }
+    // On this run's order a device's peak does not depend on the times: step on until it fits.
+    for (;;) {
+      apply();
+      const CostModel model = cost_model_for(request_costs(probe, devices), run.schedule);
+      bad = over(measure(run.timeline, model), run.mem_limit);
+      if (std::none_of(bad.begin(), bad.end(), [](bool b) { return b; }) || !step(run.schedule, bad)) break;
+    }
+  }
+  apply();
+  probe.jitter = rq.jitter;
+  Run run = run_unchecked(probe);
+  return {probe, std::move(run)};
+}
+
+} // namespace ppsim
