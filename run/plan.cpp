@@ -102,7 +102,24 @@ std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int 
     for (const auto& [key, value] : r.parameters)
       if (key == "recompute") c.recompute = value;
   std::vector<PlanCandidate> out{c};
-  if (!ran || c.fits || capacity <= 0 || rq.workload.recompute_auto) return out;
+  if (!ran || capacity <= 0 || rq.workload.recompute_auto || !rq.workload.recompute.empty()) return out;
+  if (c.fits) {
+    // A search under the memory it has room for may find a shorter order when each micro-batch
+    // holds less: the same shape with selective recomputation, when the model has none.
+    if (!takes_mem_limit(*find_schedule(c.schedule)) || rq.workload.model.recompute != Recompute::none)
+      return out;
+    PlanCandidate s = c;
+    s.recompute = "selective";
+    s.mem_limit = -1;
+    Run sr;
+    if (simulate_candidate(rq, s, capacity, &sr) && s.fits &&
+        s.iteration_time_ms < c.iteration_time_ms) {
+      if (sr.mem_limit >= 0) s.mem_limit = sr.mem_limit;
+      s.without_recompute_ms = c.iteration_time_ms;
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
   PlanCandidate k = c;
   k.recompute = "auto";
   k.mem_limit = -1;
@@ -254,13 +271,19 @@ Plan make_plan(const PlanRequest& rq) {
                            w.schedule, w.chunks, w.microbatches, w.microbatch_size,
                            human_number(w.iteration_time_ms), 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
                            capacity / 1073741824.0);
-    if (!w.recompute.empty())
-      plan.why += fmt::format("; it fits only with --recompute {}, {:+.1f}% time over "
-                              "the same shape without it",
-                              w.recompute,
-                              w.without_recompute_ms > 0
-                                  ? 100 * (w.iteration_time_ms - w.without_recompute_ms) / w.without_recompute_ms
-                                  : 0.0);
+    if (!w.recompute.empty()) {
+      const double more =
+          w.without_recompute_ms > 0
+              ? 100 * (w.iteration_time_ms - w.without_recompute_ms) / w.without_recompute_ms
+              : 0.0;
+      plan.why += w.without_recompute_ms > w.iteration_time_ms
+                      ? fmt::format("; with --recompute {}, {:+.1f}% time against the same shape "
+                                    "without it (whose search has less room)",
+                                    w.recompute, more)
+                      : fmt::format("; it fits only with --recompute {}, {:+.1f}% time over the "
+                                    "same shape without it",
+                                    w.recompute, more);
+    }
     if (runner != nullptr)
       plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}), "
                               "bubble {:.1f}%",

@@ -2,7 +2,9 @@
 // counts), micro-batch sizes (hence micro-batch counts for the global batch) and layouts (the
 // default split, then layers moved off the heavy first and last stages), simulates each
 // candidate, and ranks those that fit in memory by iteration time. A shape that does not fit
-// is tried again with `--recompute auto` (per stage the cheapest recomputation that fits).
+// is tried again with `--recompute auto` (per stage the cheapest recomputation that fits); a
+// memory-limited search (zb-auto, zb-v, ...) that fits is also tried with selective
+// recomputation, which leaves it more room, and kept when that is faster.
 //
 //   Plan plan = make_plan({.workload = w, .devices = 16, .global_batch = 512});
 //   const PlanCandidate& best = plan.candidates[plan.best];
