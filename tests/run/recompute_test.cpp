@@ -185,3 +185,28 @@ TEST_CASE("plan ranks a candidate without recomputation first when it fits", "[r
         CHECK_FALSE(o.fits);
   }
 }
+
+TEST_CASE("plan keeps selective recomputation where it gives a memory-limited search more room",
+          "[run][recompute][plan]") {
+  PlanRequest rq;
+  rq.workload = workload("zb-28.3b");
+  rq.devices = 8;
+  rq.global_batch = 16;
+  rq.schedules = {"zb-auto"};
+  const Plan plan = make_plan(rq);
+  REQUIRE(plan.best >= 0);
+  const PlanCandidate& best = plan.candidates[static_cast<std::size_t>(plan.best)];
+  CHECK(best.recompute == "selective");
+  CHECK(best.iteration_time_ms < best.without_recompute_ms);
+  // the same shape without recomputation fits too, and is the slower one it is measured against
+  bool found = false;
+  for (const PlanCandidate& c : plan.candidates)
+    if (c.recompute.empty() && c.chunks == best.chunks && c.microbatches == best.microbatches &&
+        c.layout == best.layout) {
+      found = true;
+      CHECK(c.fits);
+      CHECK(c.iteration_time_ms == best.without_recompute_ms);
+    }
+  CHECK(found);
+  CHECK_THAT(plan.why, Contains("with --recompute selective") && Contains("less room"));
+}
