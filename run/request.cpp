@@ -85,6 +85,59 @@ CostSpec request_costs(const RunRequest& rq, int devices) {
   return costs;
 }
 
+CostSpec planning_costs(const CostSpec& costs, const CommOptions& comm, const Schedule& placed,
+                        Planning use) {
+  if (!comm.requested()) return costs;
+  const CostModel model = cost_model_for(costs, placed);
+  const MessageCosts messages = message_costs(model, comm.link);
+  const Topology topo(placed);
+  const std::size_t S = model.stage.size();
+  // Which stages send an activation forward / a gradient back to another device.
+  std::vector<char> sends_forward(S, 0), sends_back(S, 0);
+  for (const std::vector<int>& route : placed.routes)
+    for (std::size_t i = 0; i + 1 < route.size(); ++i) {
+      const int a = route[i], b = route[i + 1];
+      if (topo.device_of(a) == topo.device_of(b)) continue;
+      sends_forward[static_cast<std::size_t>(a)] = 1;
+      sends_back[static_cast<std::size_t>(b)] = 1;
+    }
+  CostSpec out;
+  out.stages = model.stage;  // per virtual stage, chunks and slow devices applied
+  out.memory_unit_bytes = costs.memory_unit_bytes;
+  out.source = costs.source;
+  if (comm.mode == CommMode::Blocking) {
+    // A blocking send keeps the sender's stream until delivery: exactly a task that long whose
+    // result is there at its end.
+    for (std::size_t st = 0; st < S; ++st) {
+      StageCosts& c = out.stages[st];
+      const int stage = static_cast<int>(st);
+      if (sends_forward[st] != 0) c.F = add_ticks(c.F, messages.time(Kind::F, stage));
+      if (sends_back[st] != 0) {
+        c.B = add_ticks(c.B, messages.time(Kind::B, stage));
+        c.BW = add_ticks(c.BW, messages.time(Kind::B, stage));
+      }
+      c.FB = -1;
+    }
+    out.comm = 0;
+    return out;
+  }
+  // One per-edge time for every message: the longest for a generator (it never plans on a
+  // message faster than it is), the shortest for a lower bound (which must stay below every
+  // order's cost). Equal when the messages are, as a model's are.
+  bool any = false;
+  Ticks lo = 0, hi = 0;
+  for (std::size_t st = 0; st < S; ++st)
+    for (const Kind part : {Kind::F, Kind::B}) {
+      if ((part == Kind::F ? sends_forward[st] : sends_back[st]) == 0) continue;
+      const Ticks t = messages.time(part, static_cast<int>(st));
+      lo = any ? std::min(lo, t) : t;
+      hi = any ? std::max(hi, t) : t;
+      any = true;
+    }
+  out.comm = use == Planning::schedule ? hi : lo;
+  return out;
+}
+
 namespace {
 
 // The generator's spec of a request by name; it points into `costs`.
@@ -105,7 +158,13 @@ Schedule build_schedule(const RunRequest& rq, double mem_limit, const CostSpec& 
   // io's excerpt()); a name from a user is refused here first, quoted by an excerpt.
   if (find_schedule(rq.schedule) == nullptr)
     throw unknown_schedule(rq.schedule);
-  return make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
+  Schedule s = make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
+  if (!rq.comm.requested()) return s;
+  // The generators know a per-edge comm only: built again on the run's own messages, folded
+  // into that model on the placement the first build chose (a family's placement does not
+  // depend on the costs).
+  const CostSpec planned = planning_costs(costs, rq.comm, s, Planning::schedule);
+  return make_schedule(rq.schedule, spec_of(rq, mem_limit, planned));
 }
 
 // The most bytes any device holds whatever the schedule (weights, gradients, optimizer state).
@@ -163,7 +222,8 @@ Run run_unchecked(const RunRequest& rq) {
   double bound_limit = -1;
   if (info != nullptr && info->automatic()) {
     bound_limit = info->generation_limit(spec_of(rq, mem_limit, costs));
-    bound = cost_lower_bound(schedule, cost_model_for(costs, schedule), bound_limit);
+    const CostSpec planned = planning_costs(costs, rq.comm, schedule, Planning::bound);
+    bound = cost_lower_bound(schedule, cost_model_for(planned, schedule), bound_limit);
   }
   const IterationOptions& iterations = rq.iterations;
   if (rq.jitter.requested()) check_jitter(rq.jitter);

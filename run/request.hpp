@@ -54,6 +54,19 @@ struct RunRequest {
 /// `costs` as given. The one place a request's costs are assembled.
 [[nodiscard]] CostSpec request_costs(const RunRequest& request, int devices);
 
+/// What planning costs are for: building a schedule, or bounding its cost from below.
+enum class Planning : std::uint8_t { schedule, bound };
+
+/// The costs the generators and the lower bound plan with: the run's communication (`comm`:
+/// blocking sends, a sized link) folded into the model they know, per virtual stage of
+/// `placed` (whose placement decides which messages cross devices). Blocking: each stage that
+/// sends to another device takes that long longer (its stream is held until delivery) and comm
+/// is 0, which is exact. A sized link: comm is the longest cross-device message (Planning::
+/// schedule) or the shortest (Planning::bound, so the bound stays a bound); exact when the
+/// messages are equal. Contention is not planned for. `costs` as given when comm is the default.
+[[nodiscard]] CostSpec planning_costs(const CostSpec& costs, const CommOptions& comm,
+                                      const Schedule& placed, Planning use);
+
 /// A memory limit in M_B units for a run of `devices` devices on `costs` (the run's own, from
 /// request_costs: a model knows the bytes of M_B); -1 for none. ConfigError when the limit is in
 /// bytes and the costs do not know bytes.

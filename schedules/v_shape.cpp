@@ -490,6 +490,7 @@ std::vector<detail::ZbvVariant> search_variants(int devices) {
 }
 
 using BlockFn = std::vector<std::array<long long, 4>> (*)(int);
+detail::VRun blocks_run(std::string_view name, const detail::VProblem& pb, BlockFn block);
 
 // NOTE: swaps are bounded by re-timed tasks, not wall-clock, so the result is deterministic.
 constexpr long long kSwapTasks = 1536;          // problems up to this many tasks get swaps
@@ -521,25 +522,34 @@ detail::VRun search_v(std::string_view name, const detail::VProblem& pb, double 
     if (r.peak_memory <= cap && (!best || r.score < best->score)) best = std::move(r);
   };
   consider(detail::v_one_at_a_time(pb));  // it always fits
+  // NOTE: on small problems V-Half and V-Min are their block orders improved by swaps at their
+  // own peak, which a search at a larger limit may not reach: taken whole, so that zb-v is never
+  // worse than either in the memory they use. On large ones they are the block order or the
+  // search at their peak, which the ladder above contains.
   for (const auto& [block_name, fn] : blocks)
-    consider(run_from_blocks(block_name, pb, fn(pb.devices)));
+    consider(swaps > 0 ? blocks_run(block_name, pb, fn) : run_from_blocks(block_name, pb, fn(pb.devices)));
   return std::move(*best);
 }
 
 // V-Half or V-Min: the building-block order, or ppsim's V search at the same peak memory when
-// that is better under the real costs (the blocks' order is made for unit costs and no comm).
+// that is better under the real costs (the blocks' order is made for unit costs and no comm),
+// improved by swaps on small problems.
+detail::VRun blocks_run(std::string_view name, const detail::VProblem& pb, BlockFn block) {
+  detail::VRun best = run_from_blocks(name, pb, block(pb.devices));
+  const double peak = best.peak_memory;
+  detail::VRun searched = search_v(name, pb, peak, {});
+  if (searched.score < best.score) best = std::move(searched);
+  if (const long long tasks = 6LL * pb.devices * pb.microbatches; tasks <= kSwapTasks)
+    detail::improve_by_swaps(pb, best, detail::memory_cap(peak),
+                             std::min(kSwapEvaluations, kSwapBudget / tasks));
+  return best;
+}
+
 Schedule make_from_blocks(std::string_view name, const ScheduleSpec& spec, BlockFn block) {
   const int p = spec.devices, m = spec.microbatches;
   const Schedule skeleton = make_pipeline(std::string(name), p, m, vshape_placement(p));
   const detail::VProblem pb = detail::make_v_problem(skeleton, costs_for(spec, skeleton));
-  detail::VRun best = run_from_blocks(name, pb, block(p));
-  const double peak = best.peak_memory;
-  detail::VRun searched = search_v(name, pb, peak, {});
-  if (searched.score < best.score) best = std::move(searched);
-  if (const long long tasks = 6LL * p * m; tasks <= kSwapTasks)
-    detail::improve_by_swaps(pb, best, detail::memory_cap(peak),
-                             std::min(kSwapEvaluations, kSwapBudget / tasks));
-  Schedule s = detail::to_schedule(pb, best, skeleton);
+  Schedule s = detail::to_schedule(pb, blocks_run(name, pb, block), skeleton);
   s.name = std::string(name);
   return s;
 }

@@ -180,7 +180,7 @@ TEST_CASE("without --mem-limit, zb-auto and zb-v stay within the device's capaci
   }
 }
 
-TEST_CASE("--recompute on the command line: the table, the metrics and the trace show it",
+TEST_CASE("recompute: --recompute on the command line: the table, the metrics and the trace show it",
           "[cli][model][recompute]") {
   const std::vector<std::string> run{"simulate", "-s", "1f1b", "-p", "2", "-m", "16",
                                      "--model", "llama3-8b", "--device", "h100"};

@@ -9,7 +9,7 @@ using namespace ppsim;
 using namespace ppsim::test;
 using Catch::Contains;
 
-TEST_CASE("--recompute reads one choice, a layer count, auto, or one choice per stage", "[io][recompute]") {
+TEST_CASE("recompute: --recompute reads one choice, a layer count, auto, or one choice per stage", "[io][recompute]") {
   CHECK_FALSE(parse_recompute("").given());
   const RecomputeSpec full = parse_recompute("full");
   CHECK(full.uniform());

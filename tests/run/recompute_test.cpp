@@ -91,7 +91,7 @@ TEST_CASE("full:N recomputes the first N layers of each stage (Megatron's block 
              Contains("3 entries for 2 stages"));
 }
 
-TEST_CASE("--recompute none and no --recompute are the same run", "[run][recompute]") {
+TEST_CASE("recompute: --recompute none and no --recompute are the same run", "[run][recompute]") {
   RunRequest rq = request("zb-h1", 4, 8, workload("zb-1.5b"));
   const Run a = run_request(rq);
   rq.workload = workload("zb-1.5b", "none");
@@ -114,7 +114,7 @@ TEST_CASE("the ladder of a stage runs from none to full by the FLOPs recomputed"
   CHECK(recompute_ladder(m, 0).size() == 1);
 }
 
-TEST_CASE("--recompute auto fits llama3-8b on two h100s with the cheapest step of each stage",
+TEST_CASE("recompute: --recompute auto fits llama3-8b on two h100s with the cheapest step of each stage",
           "[run][recompute]") {
   // Without it device 0 needs 103.5 GiB of 80 GiB (the README's plan example).
   RunRequest rq = request("1f1b", 2, 16, workload("llama3-8b"));
@@ -143,7 +143,7 @@ TEST_CASE("--recompute auto fits llama3-8b on two h100s with the cheapest step o
   for (const DeviceMetrics& d : r.metrics.per_device) CHECK(d.recompute == 0);
 }
 
-TEST_CASE("--recompute auto needs a model and memory to fit in", "[run][recompute][bad-input]") {
+TEST_CASE("recompute: --recompute auto needs a model and memory to fit in", "[run][recompute][bad-input]") {
   RunRequest rq = request("1f1b", 2, 4, workload("zb-1.5b", "auto"));
   rq.mem_capacity_bytes = 0;
   CHECK_THAT(error_of<ConfigError>([&] { (void)run_request(rq); }), Contains("needs memory to fit in"));
