@@ -8,6 +8,7 @@
 #include "io/text_parse.hpp"
 #include "io/device_file.hpp"
 #include "io/model_file.hpp"
+#include "io/offload_text.hpp"
 #include "model/calibrate.hpp"
 #include "model/cpu_device.hpp"
 #include "sim/errors.hpp"
@@ -54,6 +55,10 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("--seed", o.seed, "seed of --jitter's samples (default 1)");
   cmd.add_option("--samples", o.samples,
                  "samples of --jitter (default 100); compare counts how often each schedule wins");
+  cmd.add_option("--offload", o.offload,
+                 "none (default), auto (the smallest fraction that fits the memory limit), a "
+                 "fraction of every activation (0.5), or stages=A-B,chunks=A-B,fraction=X: "
+                 "offload after F, reload before the backward, on a copy stream per device");
   cmd.add_option("--slow", o.slow,
                  "device=D,factor=X: a straggler, device D's tasks take X times as long "
                  "(repeatable)");
@@ -132,7 +137,8 @@ void add_model_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--model", o.model,
                  "costs from a transformer: a preset (ppsim models) or a ppsim.model/1 file");
   cmd.add_option("--device", o.device,
-                 "with --model: a100, h100, h200, cpu (measured here), or a ppsim.device/1 file");
+                 "with --model: a100, h100, h200, gh200, cpu (measured here), or a ppsim.device/1 "
+                 "file");
   cmd.add_option("--layout", o.layout,
                  "with --model: layers per stage in Megatron's syntax, e.g. 'Et*3|(tt|)*2|ttL'");
   cmd.add_option("--layers-per-stage", o.layers_per_stage,
@@ -206,6 +212,7 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   rq.mem_limit = parse_mem_limit(o.mem_limit);
   rq.iterations = iteration_options(o);
   rq.comm = comm_options(o);
+  rq.offload = parse_offload(o.offload);
   rq.workload = resolve_workload(o);
   if (rq.workload) rq.cost_overrides = o.costs;
   if (!o.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.mem_capacity, "--mem-capacity");

@@ -59,6 +59,7 @@ struct RunOptions {
   std::string seed;                     ///< --seed N; empty = 1
   std::string samples;                  ///< --samples K; empty = 100 with --jitter, else none
   std::vector<std::string> slow;        ///< --slow device=D,factor=X (repeatable)
+  std::string offload;                  ///< --offload none|auto|FRACTION|stages=..,fraction=..
 };
 
 /// Adds --costs, --costs-file and --calibrate.

@@ -4,6 +4,7 @@
 //   ppsim costs --model zb-6.2b --device h100 -p 8 --json -o costs.json
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "io/device_file.hpp"
 
 #include "io/atomic_file.hpp"
 #include "io/cost_file.hpp"
@@ -241,8 +242,10 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
         io.out << fmt::format("{:<12} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
                               m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads,
                               m.kv_heads, m.ffn, m.seq, m.microbatch_size, m.vocab, mlp_name(m.mlp));
-      io.out << "\nDevices: a100, h100, h200 (presets), cpu (measured here), or a ppsim.device/1 "
-                "file.\n";
+      std::string devices;
+      for (const DeviceSpec& d : device_presets()) devices += d.name + ", ";
+      io.out << "\nDevices: " << devices.substr(0, devices.size() - 2)
+             << " (presets), cpu (measured here), or a ppsim.device/1 file.\n";
       return kExitOk;
     };
   });

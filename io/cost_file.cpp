@@ -22,11 +22,13 @@ struct CostKey {
   Ticks StageCosts::*ms{nullptr};   // a per-stage time
   double StageCosts::*mb{nullptr};  // a per-stage number: memory in M_B units, or bytes
   bool comm{false};                 // the per-edge communication time
+  bool copy{false};                 // the time to copy one M_B to or from the host
 };
 constexpr CostKey kCostKeys[] = {
     {"F", &StageCosts::F},          {"B", &StageCosts::B},   {"W", &StageCosts::W},
     {"BW", &StageCosts::BW},        {"FB", &StageCosts::FB}, {"R", &StageCosts::R},
     {"comm", nullptr, nullptr, true},
+    {"copy", nullptr, nullptr, false, true},
     {"MB", nullptr, &StageCosts::MB}, {"MW", nullptr, &StageCosts::MW},
     {"act_bytes", nullptr, &StageCosts::act_bytes},
     {"grad_bytes", nullptr, &StageCosts::grad_bytes},
@@ -62,6 +64,7 @@ void apply_costs(CostSpec& spec, std::string_view text) {
                                     excerpt(text_value), limits::kMaxMemoryUnits));
     if (k->comm) spec.comm = ms_to_ticks(value, where);
     recompute_given = recompute_given || k->ms == &StageCosts::R;
+    if (k->copy) spec.copy = ms_to_ticks(value, where);
     for (auto& s : spec.stages) {
       if (k->ms != nullptr) s.*(k->ms) = ms_to_ticks(value, where);
       if (k->mb != nullptr) s.*(k->mb) = value;
@@ -151,6 +154,7 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
          for (std::size_t i = 0; i < v.size(); ++i) read_stage(v[i], fmt::format("{}/{}", at, i));
        }},
       {"comm", false, "", [&](const json& v, const std::string& at) { spec.comm = r.ms(v, at); }},
+      {"copy", false, "", [&](const json& v, const std::string& at) { spec.copy = r.ms(v, at); }},
       {"memory_unit_bytes", false, "",
        [&](const json& v, const std::string& at) {
          spec.memory_unit_bytes = r.number(v, at, limits::kMaxBytes);
@@ -176,6 +180,7 @@ std::string cost_spec_json(const CostSpec& spec, const std::string& description,
   if (!description.empty()) doc["description"] = description;
   if (spec.memory_unit_bytes > 0) doc["memory_unit_bytes"] = spec.memory_unit_bytes;
   doc["comm"] = ticks_to_ms(spec.comm);
+  if (spec.copy >= 0) doc["copy"] = ticks_to_ms(spec.copy);
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const StageCosts& c : spec.stages) {
     nlohmann::ordered_json st;

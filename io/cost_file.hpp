@@ -9,8 +9,9 @@
 namespace ppsim {
 
 /// Applies `F=1,B=1,W=1,comm=0,MW=0.5` style overrides to every stage of `spec`.
-/// Keys: F, B, W, BW, FB, comm (ms), MB, MW (M_B units), act_bytes, grad_bytes (the bytes F
-/// sends forward and B sends back). Throws ConfigError.
+/// Keys: F, B, W, BW, FB, comm (ms), copy (ms to copy one M_B to or from the host, for
+/// --offload), MB, MW (M_B units), act_bytes, grad_bytes (the bytes F sends forward and B sends
+/// back). Throws ConfigError.
 void apply_costs(CostSpec& spec, std::string_view text);
 [[nodiscard]] CostSpec parse_costs(std::string_view text);
 

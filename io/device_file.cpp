@@ -20,7 +20,14 @@ using detail::JsonReader;
 constexpr double kMaxTflops = 1e7;
 constexpr double kMaxGib = 1e7;
 
-DeviceSpec preset(std::string name, double tflops, double gib, double gbytes_per_s) {
+// The host side of a preset: a copy stream's bandwidth per direction, its latency, host memory.
+struct Host {
+  double gbytes_per_s;
+  double latency_ms;
+  double memory_gib;
+};
+
+DeviceSpec preset(std::string name, double tflops, double gib, double gbytes_per_s, Host host) {
   DeviceSpec d;
   d.name = std::move(name);
   d.peak_tflops = tflops;
@@ -30,6 +37,9 @@ DeviceSpec preset(std::string name, double tflops, double gib, double gbytes_per
   d.memory_gib = gib;
   d.link_latency_ms = 0.005;
   d.link_gbytes_per_s = gbytes_per_s;
+  d.host_link_gbytes_per_s = host.gbytes_per_s;
+  d.host_link_latency_ms = host.latency_ms;
+  d.host_memory_gib = host.memory_gib;
   d.source = "preset " + d.name;
   return d;
 }
@@ -42,10 +52,16 @@ std::span<const DeviceSpec> device_presets() {
   // 200 Gb/s for A100 systems, NDR 400 Gb/s for H100/H200). The efficiencies are assumptions
   // (measure yours, or give a device file): B runs the attention backward, the least
   // efficient part, so it is set a little lower.
-  static const std::array<DeviceSpec, 3> presets = {
-      preset("a100", 312, 80, 25),
-      preset("h100", 989, 80, 50),
-      preset("h200", 989, 140, 50),
+  // The host link is the nominal bandwidth per direction: PCIe Gen4 x16 (32 GB/s) for A100,
+  // Gen5 x16 (64 GB/s) for H100 and H200, NVLink-C2C (450 GB/s) for GH200, whose H100-class GPU
+  // has 96 GB of HBM3 and 480 GB of LPDDR5X beside it. The host memory of the PCIe parts is
+  // an assumption: a typical 2-socket node's 2 TB shared by its 8 GPUs, 256 GiB each. A copy's
+  // latency (launch and DMA set-up) is an assumption too: 10 us over PCIe, 5 us over C2C.
+  static const std::array<DeviceSpec, 4> presets = {
+      preset("a100", 312, 80, 25, {32, 0.01, 256}),
+      preset("h100", 989, 80, 50, {64, 0.01, 256}),
+      preset("h200", 989, 140, 50, {64, 0.01, 256}),
+      preset("gh200", 989, 96, 50, {450, 0.005, 480}),
   };
   return presets;
 }
@@ -82,6 +98,25 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
            r.fail(at, fmt::format("{}: expected a positive GB/s up to 1e9", d.link_gbytes_per_s));
        }},
   };
+  const detail::Field host_link[] = {
+      {"gbytes_per_s", true, "missing",
+       [&](const json& v, const std::string& at) {
+         d.host_link_gbytes_per_s = r.number(v, at);
+         if (d.host_link_gbytes_per_s <= 0 || d.host_link_gbytes_per_s > 1e9)
+           r.fail(at, fmt::format("{}: expected a positive GB/s up to 1e9", d.host_link_gbytes_per_s));
+       }},
+      {"latency_ms", false, "",
+       [&](const json& v, const std::string& at) {
+         d.host_link_latency_ms = r.number(v, at);
+         if (d.host_link_latency_ms < 0 || d.host_link_latency_ms > 1e6)
+           r.fail(at, fmt::format("{}: expected milliseconds in [0, 1e6]", d.host_link_latency_ms));
+       }},
+      {"shared", false, "",
+       [&](const json& v, const std::string& at) {
+         if (!v.is_boolean()) r.fail(at, "expected true or false");
+         d.host_link_shared = v.get<bool>();
+       }},
+  };
   const detail::Field fields[] = {
       detail::schema_field(r, "ppsim.device/1"),
       {"name", false, "", [&](const json& v, const std::string& at) { d.name = r.name(v, at); }},
@@ -101,6 +136,14 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
        }},
       {"link", false, "",
        [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, link); }},
+      {"host_link", false, "",
+       [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, host_link); }},
+      {"host_memory_gib", false, "",
+       [&](const json& v, const std::string& at) {
+         d.host_memory_gib = r.number(v, at);
+         if (d.host_memory_gib <= 0 || d.host_memory_gib > kMaxGib)
+           r.fail(at, fmt::format("{}: expected a positive GiB up to {}", d.host_memory_gib, kMaxGib));
+       }},
   };
   detail::read_fields(r, doc, "", fields);
   return d;

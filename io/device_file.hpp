@@ -20,12 +20,19 @@ struct DeviceSpec {
   double memory_gib{0};          ///< per device; 0 = unknown (no OOM check)
   double link_latency_ms{0};     ///< per message between neighbouring stages
   double link_gbytes_per_s{0};   ///< GB/s of that link (1 GB = 1e9 bytes); 0 = no size term
+  /// The device <-> host link of its copy stream (--offload): GB/s per direction (0 = unknown),
+  /// the latency of one copy, and whether copies share the link with pipeline messages.
+  double host_link_gbytes_per_s{0};
+  double host_link_latency_ms{0};
+  bool host_link_shared{false};
+  double host_memory_gib{0};     ///< host memory per device for offloaded activations; 0 = unknown
   std::string source;            ///< preset, file, or measurement, for reports
 };
 
-/// The presets: a100 (A100 SXM 80 GB), h100 (H100 SXM 80 GB), h200 (H200 141 GB), each with
-/// the dense BF16 peak of its data sheet, efficiencies typical of large-transformer GEMMs,
-/// and an InfiniBand link between pipeline stages (pipeline ranks usually span nodes).
+/// The presets: a100 (A100 SXM 80 GB), h100 (H100 SXM 80 GB), h200 (H200 141 GB), gh200 (GH200
+/// Grace Hopper, 96 GB HBM3), each with the dense BF16 peak of its data sheet, efficiencies
+/// typical of large-transformer GEMMs, an InfiniBand link between pipeline stages (pipeline
+/// ranks usually span nodes) and its host link (PCIe, or GH200's NVLink-C2C) and host memory.
 [[nodiscard]] std::span<const DeviceSpec> device_presets();
 
 /// A preset by name, or a ppsim.device/1 file (a name ending in .json). ConfigError naming the
@@ -33,7 +40,8 @@ struct DeviceSpec {
 [[nodiscard]] DeviceSpec load_device(const std::string& name_or_file);
 
 /// Reads `{"schema": "ppsim.device/1", "name"?, "peak_tflops", "efficiency"?: {"F", "B", "W"},
-/// "memory_gib"?, "link"?: {"latency_ms", "gbytes_per_s"}}`.
+/// "memory_gib"?, "link"?: {"latency_ms", "gbytes_per_s"}, "host_link"?: {"gbytes_per_s",
+/// "latency_ms"?, "shared"?}, "host_memory_gib"?}`.
 [[nodiscard]] DeviceSpec parse_device_json(std::string_view text, std::string_view where);
 
 } // namespace ppsim

@@ -8,6 +8,7 @@
 #include "io/cost_file.hpp"
 #include "io/device_file.hpp"
 #include "io/mem_limit_text.hpp"
+#include "io/offload_text.hpp"
 #include "io/model_file.hpp"
 #include "io/schedule_file.hpp"
 #include "run/measured.hpp"
@@ -106,6 +107,7 @@ struct Options {
   std::string sync{"allreduce"};
   std::optional<std::string> model;   ///< a preset or a ppsim.model/1 file, as --model
   std::optional<std::string> device;  ///< with model: a preset or a ppsim.device/1 file
+  py::object offload;                 ///< as --offload: None, 'auto', 0.5, 'stages=0-1,fraction=1'
 };
 
 RunRequest request_of(const std::string& schedule, const Options& o) {
@@ -131,6 +133,7 @@ RunRequest request_of(const std::string& schedule, const Options& o) {
   rq.iterations.count = o.iterations;
   rq.iterations.optimizer_step = ms_to_ticks(o.optimizer_step, "optimizer_step");
   rq.iterations.sync = parse_sync(o.sync);
+  if (!o.offload.is_none()) rq.offload = parse_offload(number_or_text(o.offload, "offload"));
   return rq;
 }
 
@@ -231,13 +234,14 @@ std::vector<std::string> names_of(const py::object& schedules) {
 Options options(std::optional<int> p, std::optional<int> m, std::optional<int> v,
                 py::object costs, std::optional<std::string> costs_file, py::object mem_limit,
                 int iterations, double optimizer_step, std::string sync,
-                std::optional<std::string> model, std::optional<std::string> device) {
+                std::optional<std::string> model, std::optional<std::string> device,
+                py::object offload = py::none()) {
   return Options{p,          m,
                  v,          std::move(costs),
                  std::move(costs_file), std::move(mem_limit),
                  iterations, optimizer_step,
                  std::move(sync), std::move(model),
-                 std::move(device)};
+                 std::move(device), std::move(offload)};
 }
 
 } // namespace
@@ -295,7 +299,7 @@ PYBIND11_MODULE(ppsim, mod) {
   py::arg("costs") = py::none(), py::arg("costs_file") = py::none(),                           \
   py::arg("mem_limit") = py::none(), py::arg("iterations") = 1,                                \
   py::arg("optimizer_step") = 0.0, py::arg("sync") = "allreduce", py::arg("model") = py::none(), \
-  py::arg("device") = py::none()
+  py::arg("device") = py::none(), py::arg("offload") = py::none()
 
   mod.def(
       "simulate",
@@ -303,10 +307,11 @@ PYBIND11_MODULE(ppsim, mod) {
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
          std::optional<std::string> model, std::optional<std::string> device,
-         std::optional<std::string> trace) {
+         py::object offload, std::optional<std::string> trace) {
         const Run r = run(schedule, options(p, m, v, std::move(costs), std::move(costs_file),
                                             std::move(mem_limit), iterations, optimizer_step,
-                                            std::move(sync), std::move(model), std::move(device)));
+                                            std::move(sync), std::move(model), std::move(device),
+                                            std::move(offload)));
         if (trace)
           write_file_atomically(*trace, [&](std::ostream& f) { write_chrome_trace(f, r); });
         return metrics_of(r);
@@ -315,17 +320,20 @@ PYBIND11_MODULE(ppsim, mod) {
       "Simulates one schedule (a name or a *.csv / *.json file) and returns its ppsim.metrics/1 "
       "document as a dict, like `ppsim simulate --json`. costs: a dict such as "
       "{'F': 2, 'B': 2, 'W': 2, 'comm': 0.1} (ms per device-stage) or the --costs text; "
-      "mem_limit: '2p', a number of M_B, or '3GiB'; trace: write a Chrome trace to this file.");
+      "mem_limit: '2p', a number of M_B, or '3GiB'; offload: as --offload (None, 'auto', 0.5, "
+      "'stages=0-1,fraction=1'); trace: write a Chrome trace to this file.");
 
   mod.def(
       "compare",
       [](const py::object& schedules, std::optional<int> p, std::optional<int> m,
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
-         std::optional<std::string> model, std::optional<std::string> device) {
+         std::optional<std::string> model, std::optional<std::string> device,
+         py::object offload) {
         const Options o = options(p, m, v, std::move(costs), std::move(costs_file),
                                   std::move(mem_limit), iterations, optimizer_step,
-                                  std::move(sync), std::move(model), std::move(device));
+                                  std::move(sync), std::move(model), std::move(device),
+                                  std::move(offload));
         py::list out;
         for (const std::string& name : names_of(schedules)) out.append(metrics_of(run(name, o)));
         return out;
@@ -339,11 +347,13 @@ PYBIND11_MODULE(ppsim, mod) {
       [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
-         std::optional<std::string> model, std::optional<std::string> device) {
+         std::optional<std::string> model, std::optional<std::string> device,
+         py::object offload) {
         return timeline_of(run(schedule, options(p, m, v, std::move(costs),
                                                  std::move(costs_file), std::move(mem_limit),
                                                  iterations, optimizer_step, std::move(sync),
-                                                 std::move(model), std::move(device))));
+                                                 std::move(model), std::move(device),
+                                                 std::move(offload))));
       },
       py::arg("schedule"), PPSIM_RUN_ARGS,
       "One dict per executed task (device, task, kind, stage, chunk, microbatch, start_ms, "

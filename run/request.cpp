@@ -6,6 +6,7 @@
 #include "io/schedule_file.hpp"
 #include "run/recompute.hpp"
 #include "io/text_parse.hpp"
+#include "run/offload.hpp"
 #include "schedules/bound.hpp"
 #include "schedules/registry.hpp"
 #include "sim/cost_model.hpp"
@@ -230,9 +231,11 @@ Run run_unchecked(const RunRequest& rq) {
   // Samples need one iteration's schedule, which the run replaces by the K-fold one.
   std::optional<Schedule> one;
   if (rq.jitter.requested() && iterations.requested()) one = schedule;
+  const OffloadPlan offload = request_offload(rq, schedule, costs, mem_limit);
   Run run = iterations.requested()
                 ? run_iterations(std::move(schedule), costs, iterations, rq.comm)
-                : run_schedule(std::move(schedule), costs, rq.comm);
+                : run_schedule(std::move(schedule), costs, rq.comm, offload);
+  if (rq.offload.requested()) finish_offload_run(run, rq);
   run.mem_limit = mem_limit;
   if (rq.jitter.requested()) {
     run.samples = sample_run(one ? *one : run.schedule, run.costs, rq.comm, iterations, rq.jitter);

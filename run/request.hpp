@@ -5,6 +5,7 @@
 
 #include "run/transformer.hpp"
 #include "io/mem_limit_text.hpp"
+#include "io/offload_text.hpp"
 #include "io/schedule_file.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
@@ -36,6 +37,7 @@ struct RunRequest {
   MemLimit mem_limit;  ///< parse_mem_limit(`2p`, `1.5p`, `12`, `3GiB`); none by default
   IterationOptions iterations;
   CommOptions comm;  ///< --comm-mode and --link
+  OffloadSpec offload;  ///< --offload (run/offload.hpp resolves it); none by default
   JitterOptions jitter;  ///< --jitter, --seed, --samples (the slow devices are in costs)
   /// Bytes a device has (weights, gradients, optimizer state and activations); 0 = no check.
   double mem_capacity_bytes{0};

@@ -56,6 +56,9 @@ struct CostSpec {
   std::vector<StageCosts> stages{StageCosts{}};
   Ticks comm{0};
   double memory_unit_bytes{0.0};  ///< bytes of one M_B; 0 when unknown
+  /// Time to copy one M_B between a device and its host (an offload's O or R, --costs copy=);
+  /// -1 = not given (then a device's host link sets it, run/offload.hpp).
+  Ticks copy{-1};
   std::string source{"default"};  ///< where the numbers came from, for reports
   /// Slow devices (each at most once); cost_model_for() scales the stages they hold.
   std::vector<SlowDevice> slow;

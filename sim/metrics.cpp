@@ -41,6 +41,63 @@ template <class Fn> void for_each_memory_step(const TaskRun& r, const CostModel&
   }
 }
 
+// Device d's memory steps with its copies merged in (Timeline::copies): a task's deltas as
+// for_each_memory_step gives them, an O's drop at its end before the task steps of that time,
+// an R's rise at its start after them. step(time, level) as for_each_memory_step.
+template <class Fn>
+void copy_memory_steps(const Timeline& tl, const CostModel& costs,
+                       const std::vector<const CopyEvent*>& copies, int d, Fn&& step) {
+  struct Step {
+    Ticks time;
+    int order;  // 0: an O's drop, 1: a task's step, 2: an R's rise
+    std::size_t seq;
+    double delta;
+  };
+  std::vector<Step> steps;
+  for (const CopyEvent* c : copies)
+    steps.push_back(c->kind == CopyKind::O ? Step{c->end, 0, steps.size(), -c->units}
+                                           : Step{c->start, 2, steps.size(), c->units});
+  double running = 0, previous = 0;
+  for (const TaskRun& r : tl.device_runs(d))
+    for_each_memory_step(r, costs, running, [&](Ticks t, double v) {
+      steps.push_back(Step{t, 1, steps.size(), v - previous});
+      previous = v;
+    });
+  // The task steps keep their order (their times never decrease); the copies fall in between.
+  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
+    return a.time != b.time ? a.time < b.time : a.order < b.order;
+  });
+  double level = 0;
+  for (const Step& s : steps) {
+    level += s.delta;
+    step(s.time, level);
+  }
+}
+
+// Per device, its copies in the timeline's order.
+std::vector<std::vector<const CopyEvent*>> copies_by_device(const Timeline& tl) {
+  std::vector<std::vector<const CopyEvent*>> out(static_cast<std::size_t>(tl.devices));
+  for (const CopyEvent& c : tl.copies)
+    if (c.device >= 0 && c.device < tl.devices) out[static_cast<std::size_t>(c.device)].push_back(&c);
+  return out;
+}
+
+// Device d's host memory: +units at each O's end, -units at its R's end (drops first at one
+// time). step(time, level).
+template <class Fn> void host_memory_steps(const std::vector<const CopyEvent*>& copies, Fn&& step) {
+  std::vector<std::pair<Ticks, double>> steps;
+  for (const CopyEvent* c : copies)
+    steps.emplace_back(c->end, c->kind == CopyKind::O ? c->units : -c->units);
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  double level = 0;
+  for (const auto& [t, delta] : steps) {
+    level += delta;
+    step(t, level);
+  }
+}
+
 // The device of every run (runs are grouped by device).
 std::vector<int> run_devices(const Timeline& tl) {
   std::vector<int> device(tl.runs.size());
@@ -89,13 +146,27 @@ void for_each_comm_wait(const Timeline& tl, const std::function<void(const CommW
 
 std::vector<std::vector<MemoryPoint>> memory_series(const Timeline& tl, const CostModel& costs) {
   std::vector<std::vector<MemoryPoint>> out(static_cast<std::size_t>(tl.devices));
+  const auto copies = copies_by_device(tl);
   for (int d = 0; d < tl.devices; ++d) {
     auto& series = out[static_cast<std::size_t>(d)];
     double level = 0;
     series.push_back(MemoryPoint{0, 0.0});
-    for (const TaskRun& r : tl.device_runs(d))
-      for_each_memory_step(r, costs, level,
-                           [&](Ticks t, double v) { series.push_back(MemoryPoint{t, tidy(v)}); });
+    const auto push = [&](Ticks t, double v) { series.push_back(MemoryPoint{t, tidy(v)}); };
+    if (!copies[static_cast<std::size_t>(d)].empty()) {
+      copy_memory_steps(tl, costs, copies[static_cast<std::size_t>(d)], d, push);
+      continue;
+    }
+    for (const TaskRun& r : tl.device_runs(d)) for_each_memory_step(r, costs, level, push);
+  }
+  return out;
+}
+
+std::vector<std::vector<MemoryPoint>> host_memory_series(const Timeline& tl) {
+  std::vector<std::vector<MemoryPoint>> out(static_cast<std::size_t>(tl.devices));
+  const auto copies = copies_by_device(tl);
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    out[d].push_back(MemoryPoint{0, 0.0});
+    host_memory_steps(copies[d], [&](Ticks t, double v) { out[d].push_back(MemoryPoint{t, tidy(v)}); });
   }
   return out;
 }
@@ -108,6 +179,7 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
   __extension__ typedef __int128 Wide;
   Wide total_busy = 0;
   std::vector<char> holds(costs.stage.size(), 0);  // stages of this device, for its state bytes
+  const auto copies = copies_by_device(tl);
   for (int d = 0; d < tl.devices; ++d) {
     DeviceMetrics dm;
     dm.device = d;
@@ -120,10 +192,30 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
         h = 1;
       });
     double level = 0, peak = 0;
+    const auto& mine = copies[static_cast<std::size_t>(d)];
     for (const TaskRun& r : runs) {
       dm.busy += r.end - r.start;
       dm.recompute += std::min(costs.recompute_part(r.task), r.end - r.start);
-      for_each_memory_step(r, costs, level, [&](Ticks, double v) { peak = std::max(peak, v); });
+      if (mine.empty())
+        for_each_memory_step(r, costs, level, [&](Ticks, double v) { peak = std::max(peak, v); });
+    }
+    if (!mine.empty()) {
+      copy_memory_steps(tl, costs, mine, d, [&](Ticks, double v) { peak = std::max(peak, v); });
+      double host_peak = 0;
+      host_memory_steps(mine, [&](Ticks, double v) { host_peak = std::max(host_peak, v); });
+      dm.host_peak_memory = tidy(host_peak);
+      dm.host_peak_bytes = dm.host_peak_memory * costs.memory_unit_bytes;
+      for (const CopyEvent* c : mine) {
+        dm.copy_busy += c->end - c->start;
+        (c->kind == CopyKind::O ? dm.offloaded_memory : dm.reloaded_memory) += c->units;
+        (c->kind == CopyKind::O ? dm.offloaded_bytes : dm.reloaded_bytes) += c->bytes;
+        dm.exposed_copy += c->exposed;
+      }
+      dm.offloaded_memory = tidy(dm.offloaded_memory);
+      dm.reloaded_memory = tidy(dm.reloaded_memory);
+      m.exposed_copy += dm.exposed_copy;
+      m.host_peak_memory = std::max(m.host_peak_memory, dm.host_peak_memory);
+      m.host_peak_bytes = std::max(m.host_peak_bytes, dm.host_peak_bytes);
     }
     if (!runs.empty()) {
       dm.span = runs.back().end - runs.front().start;

@@ -24,6 +24,15 @@ struct DeviceMetrics {
   double state_bytes{0};
   /// state_bytes + peak_memory in bytes; 0 when neither is known.
   double peak_bytes{0};
+  // Activation offload (Timeline::copies; all 0 without one).
+  Ticks copy_busy{0};            ///< time its copy stream is busy (sum of its copies)
+  double offloaded_memory{0};    ///< M_B units its O moved to the host
+  double reloaded_memory{0};     ///< M_B units its R brought back
+  double offloaded_bytes{0};     ///< the same in bytes; 0 when the bytes of M_B are unknown
+  double reloaded_bytes{0};
+  Ticks exposed_copy{0};         ///< time its backwards waited for their R beyond other inputs
+  double host_peak_memory{0};    ///< highest M_B units it held on the host
+  double host_peak_bytes{0};     ///< the same in bytes; 0 when unknown
 };
 
 /// DESIGN.md's metrics, following its definitions exactly.
@@ -38,6 +47,9 @@ struct Metrics {
   double peak_memory_bytes{0};  ///< peak_memory * bytes of one M_B; 0 when unknown
   double peak_bytes{0};         ///< max over devices of their peak_bytes
   double total_peak_bytes{0};   ///< sum over devices of their peak_bytes
+  Ticks exposed_copy{0};        ///< sum over devices of their exposed copy time
+  double host_peak_memory{0};   ///< max over devices of their host peak, M_B units
+  double host_peak_bytes{0};    ///< max over devices of their host peak in bytes; 0 when unknown
   std::vector<DeviceMetrics> per_device;
 };
 
@@ -67,8 +79,13 @@ struct MemoryPoint {
   double value{0};
 };
 /// Per device, the memory steps: a positive delta counts from its task's start, a negative one
-/// at its end (an FB applies each half's delta that way).
+/// at its end (an FB applies each half's delta that way). An offload's copies step too: an O's
+/// drop at its end (before the task steps of that time), an R's rise at its start (after them).
 [[nodiscard]] std::vector<std::vector<MemoryPoint>> memory_series(const Timeline& timeline,
                                                                   const CostModel& costs);
+
+/// Per device, the activation memory it holds on the host (M_B units): from each O's end to
+/// its R's end. Empty series (one point at 0) without an offload.
+[[nodiscard]] std::vector<std::vector<MemoryPoint>> host_memory_series(const Timeline& timeline);
 
 } // namespace ppsim

@@ -8,14 +8,17 @@
 
 namespace ppsim {
 
-Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& comm) {
+Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& comm,
+                 const OffloadPlan& offload) {
   require_valid(schedule);
   Run run;
   run.costs = cost_model_for(costs, schedule);
-  if (comm.requested()) {
+  if (comm.requested() || offload.any()) {
     SimOptions options;
     options.comm = comm;
+    if (offload.any()) options.offload = offload;
     run.timeline = simulate(schedule, run.costs, options);
+    if (offload.any()) run.offload = offload;
   } else {
     run.timeline = simulate(schedule, run.costs);
   }

@@ -6,6 +6,7 @@
 #include "sim/cost_model.hpp"
 #include "sim/iterations.hpp"
 #include "sim/metrics.hpp"
+#include "sim/offload.hpp"
 #include "sim/variability.hpp"
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
@@ -30,6 +31,8 @@ struct Run {
   IterationSummary iterations;
   /// The communication model it was simulated under (the default for a plain run).
   CommOptions comm;
+  /// The activation offload it was simulated with (none for a plain run).
+  OffloadPlan offload;
   /// With --jitter/--samples: the distribution of the cost (and iteration time) over noisy
   /// samples; the rest of the run is the deterministic one.
   std::optional<SampleSummary> samples;
@@ -45,10 +48,10 @@ struct Run {
 };
 
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's
-/// stages, simulates (under `comm`) and measures.
+/// stages, simulates (under `comm`, with `offload`'s copies) and measures.
 ///
 ///   Run r = run_schedule(make_schedule("1f1b", {4, 8}), parse_costs("F=1,B=1,W=1"));
 [[nodiscard]] Run run_schedule(Schedule schedule, const CostSpec& costs,
-                               const CommOptions& comm = {});
+                               const CommOptions& comm = {}, const OffloadPlan& offload = {});
 
 } // namespace ppsim

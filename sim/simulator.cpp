@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -104,7 +105,7 @@ private:
 };
 
 // Rejects options whose sizes do not match the runs or that name a barrier that does not exist.
-void check_options(const SimOptions& o, std::size_t runs) {
+void check_options(const SimOptions& o, std::size_t runs, std::size_t stages) {
   const auto sized = [&](std::size_t n, std::string_view what) {
     if (n != 0 && n != runs)
       throw ConfigError(fmt::format("simulator options: {} has {} entries for {} runs", what, n, runs));
@@ -123,6 +124,15 @@ void check_options(const SimOptions& o, std::size_t runs) {
   for (Ticks t : o.barrier_delay)
     if (t < 0) throw ConfigError(fmt::format("simulator options: negative barrier delay {} ns", t));
   sized(o.durations.size(), "durations");
+  if (!o.offload.fraction.empty() && o.offload.fraction.size() != stages)
+    throw ConfigError(fmt::format("simulator options: offload has {} fractions for {} stages",
+                                  o.offload.fraction.size(), stages));
+  for (const double f : o.offload.fraction)
+    if (!(f >= 0 && f <= 1))
+      throw ConfigError(fmt::format("simulator options: offload fraction {} outside [0, 1]", f));
+  if (o.offload.latency < 0 || !(o.offload.ns_per_unit >= 0) ||
+      !std::isfinite(o.offload.ns_per_unit))
+    throw ConfigError("simulator options: negative or infinite copy time");
   for (Ticks t : o.durations)
     if (t < 0) throw ConfigError(fmt::format("simulator options: negative duration {} ns", t));
   check_comm_options(o.comm);
@@ -164,6 +174,15 @@ struct Simulator::Workspace {
   ZeroedBuffer<Ticks> arrive;
   std::vector<int> link_of;
   std::vector<Ticks> link_free;
+  // Offload, per (stage, micro-batch): ~(its O's end), 0 before the O; ~(when its R was asked
+  // for before its O existed), 0 for none; ~(index of its R in Timeline::copies), 0 for none.
+  // Per stage the M_B units one copy moves and its time; per device when its copy stream is free.
+  ZeroedBuffer<Ticks> o_end;
+  ZeroedBuffer<Ticks> r_asked;
+  ZeroedBuffer<int> r_index;
+  std::vector<double> copy_units;
+  std::vector<Ticks> copy_time;
+  std::vector<Ticks> copy_free;
 };
 
 namespace {
@@ -174,6 +193,7 @@ struct Features {
   bool options;    // pauses and barriers (SimOptions)
   bool sends;      // work at the sender: blocking sends or contention (SimOptions::comm)
   bool durations;  // per-run durations (SimOptions::durations)
+  bool copies;     // activation offload on a copy stream per device (SimOptions::offload)
 };
 
 // One run of the engine over a schedule. Every time sum goes through add_ticks, so a run whose
@@ -277,7 +297,26 @@ public:
         make_links();
       }
     }
-    if constexpr (kF.options || kF.sends || kF.durations) check_options(*opt_, n_runs);
+    if constexpr (kF.options || kF.sends || kF.durations || kF.copies)
+      check_options(*opt_, n_runs, ix(S));
+    tl.copies.clear();
+    if constexpr (kF.copies) {
+      const std::size_t n = ix(S) * ix(s_.microbatches);
+      o_end_ = ws_.o_end.reset(n);
+      r_asked_ = ws_.r_asked.reset(n);
+      r_index_ = ws_.r_index.reset(n);
+      ws_.copy_units.assign(ix(S), 0.0);
+      ws_.copy_time.assign(ix(S), 0);
+      for (int st = 0; st < S; ++st) {
+        const double f = opt_->offload.fraction[ix(st)];
+        if (f <= 0) continue;
+        ws_.copy_units[ix(st)] = f * stage_costs_[st].MB;
+        ws_.copy_time[ix(st)] = opt_->offload.copy_time(ws_.copy_units[ix(st)]);
+      }
+      ws_.copy_free.assign(ix(P), 0);
+      copies_ = &tl.copies;
+      tl.copies.reserve(2 * n);
+    }
     if constexpr (kF.options) {
       const std::size_t nb = opt_->barrier_delay.size();
       ws_.barrier_left.assign(nb, 0);
@@ -470,6 +509,22 @@ private:
         in.ready = std::max(in.ready, ws_.barrier_release[ix(g)]);
       }
     }
+    if constexpr (kF.copies) {
+      // The backward waits for its reload; what it waits beyond its other inputs is exposed.
+      const auto wait_reload = [&](Kind kind, int stage, int mb) {
+        if (kind != Kind::B && kind != Kind::BW) return;
+        if (ws_.copy_units[ix(stage)] <= 0) return;
+        const std::size_t cp = copy_at(stage, mb);
+        if (r_index_[cp] == 0) reload(d, stage, mb, in.ready);  // never asked for: now
+        CopyEvent& c = (*copies_)[ix(~r_index_[cp])];
+        if (c.end > in.ready) {
+          c.exposed = c.end - in.ready;
+          in.ready = c.end;
+        }
+      };
+      if (t.kind == Kind::FB) wait_reload(t.kind2, t.stage2, t.microbatch2);
+      else wait_reload(t.kind, t.stage, t.microbatch);
+    }
     for (int k = 0; k < in.n_crossing; ++k) {
       const Crossing& c = in.crossing[k];
       const Ticks send = c.state->done();
@@ -485,6 +540,14 @@ private:
     else run.end = add_ticks(in.ready, duration(t));
     dev.busy = true;
     ev = EndEvent{run.end, seq_++, d};
+    if constexpr (kF.copies) {
+      // Prefetch one task ahead: the next task's reload is asked for as this one starts.
+      if (r + 1 < dev.end) {
+        const Task& n = runs_[r + 1].task;
+        if (n.kind == Kind::FB) ask_reload(d, n.kind2, n.stage2, n.microbatch2, run.start);
+        else ask_reload(d, n.kind, n.stage, n.microbatch, run.start);
+      }
+    }
     // The device comes back here after its P - 1 neighbours had their turn: fetch what its next
     // tasks will read now, so the DRAM latency of a hundred interleaved streams hides behind
     // that work (the hardware prefetchers track far fewer).
@@ -522,6 +585,45 @@ private:
     }
   }
 
+  // Offload: the index of (stage, mb) in the per-copy arrays.
+  [[nodiscard]] std::size_t copy_at(int stage, int mb) const {
+    return ix(stage) * ix(s_.microbatches) + ix(mb);
+  }
+  // A copy on device d's stream, first issued first served, starting no earlier than `after`.
+  CopyEvent& copy(int d, CopyKind kind, int stage, int mb, Ticks issue, Ticks after) {
+    Ticks& free = ws_.copy_free[ix(d)];
+    const Ticks start = std::max({issue, after, free});
+    free = add_ticks(start, ws_.copy_time[ix(stage)]);
+    const double units = ws_.copy_units[ix(stage)];
+    copies_->push_back(CopyEvent{d, kind, stage, mb, issue, start, free, units,
+                                 units * costs_.memory_unit_bytes, 0});
+    return copies_->back();
+  }
+  // The F of (stage, mb) ended at `end` on device d: its offload, then a reload asked for
+  // before the offload existed.
+  void offload(int d, int stage, int mb, Ticks end) {
+    if (ws_.copy_units[ix(stage)] <= 0) return;
+    const std::size_t cp = copy_at(stage, mb);
+    o_end_[cp] = ~copy(d, CopyKind::O, stage, mb, end, end).end;
+    if (r_asked_[cp] != 0) reload(d, stage, mb, ~r_asked_[cp]);
+  }
+  void reload(int d, int stage, int mb, Ticks issue) {
+    const std::size_t cp = copy_at(stage, mb);
+    const Ticks o_end = ~o_end_[cp];
+    copy(d, CopyKind::R, stage, mb, issue, o_end);
+    r_index_[cp] = ~static_cast<int>(copies_->size() - 1);
+  }
+  // The backward half (kind, stage, mb) asks for its reload at `issue`; before its offload
+  // exists (its F is the task before it) the reload follows the offload.
+  void ask_reload(int d, Kind kind, int stage, int mb, Ticks issue) {
+    if (kind != Kind::B && kind != Kind::BW) return;
+    if (ws_.copy_units[ix(stage)] <= 0) return;
+    const std::size_t cp = copy_at(stage, mb);
+    if (r_index_[cp] != 0) return;
+    if (o_end_[cp] == 0) r_asked_[cp] = ~issue;
+    else reload(d, stage, mb, issue);
+  }
+
   void produce_half(Kind kind, int stage, int mb, int r, Ticks end) {
     switch (kind) {
     case Kind::F: produce(Kind::F, stage, mb, r, end); break;
@@ -549,6 +651,8 @@ private:
     } else {
       produce_half(t.kind, t.stage, t.microbatch, r, run.end);
     }
+    if constexpr (kF.copies)
+      if (t.kind == Kind::F || t.kind == Kind::FB) offload(d, t.stage, t.microbatch, run.end);
     dev.busy = false;
     dev.free_at = run.end;
     if constexpr (kF.sends) {
@@ -598,6 +702,10 @@ private:
   const int* next0_{nullptr};
   TaskRun* runs_{nullptr};
   std::vector<CommEvent>* comms_{nullptr};
+  std::vector<CopyEvent>* copies_{nullptr};
+  Ticks* o_end_{nullptr};
+  Ticks* r_asked_{nullptr};
+  int* r_index_{nullptr};
   PartState* parts_{nullptr};
   std::size_t n_parts_{0};
   DeviceState* device_{nullptr};
@@ -622,6 +730,7 @@ void Simulator::run(const Schedule& schedule, const CostModel& costs, const SimO
   const bool sends = options.comm.mode == CommMode::Blocking ||
                      options.comm.link.contention != Contention::None;
   const bool durations = !options.durations.empty();
+  const bool copies = options.offload.any();
   const SimOptions* opt = &options;
   // Every end time is a chain of distinct runs, each adding its duration and at most one
   // message, pause or barrier delay: their sum is bounded before anything is timed, so that
@@ -640,18 +749,30 @@ void Simulator::run(const Schedule& schedule, const CostModel& costs, const SimO
     total += static_cast<long double>(costs.comm) * static_cast<long double>(tasks);
     for (const Ticks t : options.pause_after) total += static_cast<long double>(t);
     for (const Ticks t : options.barrier_delay) total += static_cast<long double>(t);
+    // Each micro-batch of an offloaded stage adds at most its O and its R to a chain.
+    if (copies && options.offload.fraction.size() == costs.stage.size())
+      for (std::size_t st = 0; st < costs.stage.size(); ++st)
+        if (options.offload.fraction[st] > 0)
+          total += 2 * static_cast<long double>(schedule.microbatches) *
+                   (static_cast<long double>(options.offload.latency) +
+                    static_cast<long double>(options.offload.fraction[st] * costs.stage[st].MB) *
+                        static_cast<long double>(options.offload.ns_per_unit));
     check_total_ticks(total, schedule.name.empty() ? std::string_view("simulate") : schedule.name);
   }
   const auto go = [&]<Features kF>() { Engine<kF>(schedule, costs, opt, *ws_).run(out); };
   // The combinations as instantiations; the plain one is simulate()'s hot path.
-  if (!barriers && !sends && !durations) go.template operator()<Features{false, false, false}>();
-  else if (!barriers && !sends) go.template operator()<Features{false, false, true}>();
-  else if (!barriers && !durations) go.template operator()<Features{false, true, false}>();
-  else if (!barriers) go.template operator()<Features{false, true, true}>();
-  else if (!sends && !durations) go.template operator()<Features{true, false, false}>();
-  else if (!sends) go.template operator()<Features{true, false, true}>();
-  else if (!durations) go.template operator()<Features{true, true, false}>();
-  else go.template operator()<Features{true, true, true}>();
+  // NOTE: an offload runs on the general engine (the other options checked at run time),
+  // with or without per-run durations: two instantiations, not eight more.
+  if (copies && !durations) go.template operator()<Features{true, true, false, true}>();
+  else if (copies) go.template operator()<Features{true, true, true, true}>();
+  else if (!barriers && !sends && !durations) go.template operator()<Features{false, false, false, false}>();
+  else if (!barriers && !sends) go.template operator()<Features{false, false, true, false}>();
+  else if (!barriers && !durations) go.template operator()<Features{false, true, false, false}>();
+  else if (!barriers) go.template operator()<Features{false, true, true, false}>();
+  else if (!sends && !durations) go.template operator()<Features{true, false, false, false}>();
+  else if (!sends) go.template operator()<Features{true, false, true, false}>();
+  else if (!durations) go.template operator()<Features{true, true, false, false}>();
+  else go.template operator()<Features{true, true, true, false}>();
 }
 
 Timeline simulate(const Schedule& schedule, const CostModel& costs) {

@@ -3,6 +3,7 @@
 
 #include "sim/comm.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/offload.hpp"
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
 
@@ -41,6 +42,10 @@ struct SimOptions {
   /// Per barrier: it releases at the last end of its members plus this delay (at the delay when
   /// it has no members).
   std::vector<Ticks> barrier_delay;
+  /// Activation offload and reload on a copy stream per device (Timeline::copies); off when
+  /// no stage offloads. ConfigError for a fraction vector whose size is not the stage count, a
+  /// fraction outside [0, 1], or a negative copy time.
+  OffloadPlan offload;
 };
 
 /// simulate() with options; with empty options it gives exactly simulate(schedule, costs).

@@ -5,6 +5,7 @@
 #include "sim/task.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -33,6 +34,26 @@ struct CommEvent {
   int to_stage{0};
 };
 
+/// A copy on a device's copy stream (sim/offload.hpp): an O moves `units` M_B of micro-batch
+/// `microbatch`'s activation on `stage` to the host, an R brings them back. Issued at `issue`
+/// (an O at its F's end, an R at the start of the task before its backward), on the stream from
+/// `start` to `end`. The device's memory drops by `units` at an O's end and rises by them at an
+/// R's start; the host holds them from the O's end to the R's end.
+enum class CopyKind : std::uint8_t { O, R };
+struct CopyEvent {
+  int device{0};
+  CopyKind kind{CopyKind::O};
+  int stage{0};
+  int microbatch{0};
+  Ticks issue{0};
+  Ticks start{0};
+  Ticks end{0};
+  double units{0};  ///< M_B units moved
+  double bytes{0};  ///< units in bytes; 0 when the bytes of M_B are unknown
+  /// An R: how long its backward waited for it beyond every other input (exposed copy time).
+  Ticks exposed{0};
+};
+
 /// Runs are grouped by device in each device's execution order: device d owns
 /// runs[device_begin[d] .. device_begin[d+1]).
 struct Timeline {
@@ -43,6 +64,9 @@ struct Timeline {
   /// With blocking sends (CommMode::Blocking): per run, when its device's stream is free again
   /// after the run's messages were delivered (its end when it sent none). Empty otherwise.
   std::vector<Ticks> sends_done;
+  /// With an offload (SimOptions::offload): every copy, in the order the engine issued them
+  /// (each device's in the order of its copy stream). Empty otherwise.
+  std::vector<CopyEvent> copies;
 
   /// The device of run `run` (a binary search over device_begin).
   [[nodiscard]] int device_of(int run) const {

@@ -48,13 +48,18 @@ public:
     write_summary();
     b += "},\n\"traceEvents\":[";
     index_comms();
+    copies_.assign(ix(tl_.devices), {});
+    for (std::uint32_t k = 0; k < tl_.copies.size(); ++k)
+      copies_[ix(tl_.copies[k].device)].push_back(k);
     for (int d = 0; d < tl_.devices; ++d) {
       write_metadata(pid_of(d), device_name(d), "compute", d);
       for (int lane = 0; lane < comm_lanes_[ix(d)]; ++lane) write_comm_thread_name(d, lane);
       if (recomputes(d)) write_thread_name(d, recompute_tid(d), "recompute");
+      if (!copies_[ix(d)].empty()) write_copy_thread_name(d);
     }
     write_summary_track();
     memory_ = memory_series(tl_, run_.costs);
+    if (!tl_.copies.empty()) host_memory_ = host_memory_series(tl_);
     for (int d = 0; d < tl_.devices; ++d) write_device(d);
     sink_.buf() += "\n]}\n";
     sink_.flush();
@@ -62,7 +67,7 @@ public:
 
 private:
   // What a device's block is made of; sorted by (ts, rank, seq, type, idx).
-  enum class Type : std::uint8_t { slice, flow_start, flow_end, counter, message, recompute };
+  enum class Type : std::uint8_t { slice, flow_start, flow_end, counter, message, copy, host, recompute };
   struct Ev {
     Ticks ts;
     std::int64_t seq;
@@ -124,6 +129,11 @@ private:
     field("peak_memory", m.peak_memory);
     if (run_.costs.memory_unit_bytes > 0) field("peak_memory_bytes", m.peak_memory_bytes);
     if (run_.mem_limit >= 0) field("mem_limit", run_.mem_limit);
+    const bool offload = run_.offload.any();
+    if (offload) {
+      field("exposed_copy_ms", ms(m.exposed_copy));
+      field("host_peak_memory", m.host_peak_memory);
+    }
     b += "\"per_device\":[";
     for (std::size_t i = 0; i < m.per_device.size(); ++i) {
       const DeviceMetrics& dm = m.per_device[i];
@@ -136,6 +146,11 @@ private:
       field("p2p_bytes_sent", dm.p2p_bytes_sent);
       field("p2p_messages", static_cast<double>(dm.p2p_messages));
       if (dm.recompute > 0) field("recompute_ms", ms(dm.recompute));
+      if (offload) {
+        field("copy_busy_ms", ms(dm.copy_busy));
+        field("exposed_copy_ms", ms(dm.exposed_copy));
+        field("host_peak_memory", dm.host_peak_memory);
+      }
       field("comm_wait_ms", ms(dm.comm_wait), false);
       b += '}';
     }
@@ -195,6 +210,72 @@ private:
     b += "\"}}";
   }
 
+  // The copy stream's track (an offload's O and R): the tid after the comm lanes.
+  [[nodiscard]] int copy_tid(int d) const { return 1 + comm_lanes_[ix(d)]; }
+  void write_copy_thread_name(int d) {
+    std::string& b = event();
+    b += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
+    append_int(b, pid_of(d));
+    b += ",\"tid\":";
+    append_int(b, copy_tid(d));
+    b += ",\"args\":{\"name\":\"copy\"}}";
+  }
+
+  // `O F3`: the offload of F3's activation; `R B3`: the reload B3 needs.
+  void write_copy(std::uint32_t k, int device) {
+    const CopyEvent& c = tl_.copies[k];
+    const bool o = c.kind == CopyKind::O;
+    std::string& b = event();
+    b += o ? "{\"name\":\"O " : "{\"name\":\"R ";
+    append_part_name(b, o ? Kind::F : Kind::B, c.stage, c.microbatch);
+    b += o ? "\",\"cat\":\"O\",\"ph\":\"X\",\"ts\":" : "\",\"cat\":\"R\",\"ph\":\"X\",\"ts\":";
+    append_ticks_us(b, c.start);
+    b += ",\"dur\":";
+    append_ticks_us(b, c.end - c.start);
+    b += ",\"pid\":";
+    append_int(b, pid_of(device));
+    b += ",\"tid\":";
+    append_int(b, copy_tid(device));
+    b += ",\"args\":{\"stage\":";
+    append_int(b, c.stage);
+    b += ",\"chunk\":";
+    append_int(b, topo_.chunk_of(c.stage));
+    b += ",\"microbatch\":";
+    append_int(b, c.microbatch);
+    b += ",\"M_B\":";
+    append_json_number(b, c.units);
+    b += ",\"bytes\":";
+    append_json_number(b, std::round(c.bytes));
+    b += ",\"issue_us\":";
+    append_ticks_us(b, c.issue);
+    if (!o) {
+      b += ",\"exposed_us\":";
+      append_ticks_us(b, c.exposed);
+    }
+    b += "}}";
+  }
+
+  void write_host_counter(int d, const MemoryPoint& p) {
+    std::string& b = event();
+    b += "{\"name\":\"host memory\",\"ph\":\"C\",\"ts\":";
+    append_ticks_us(b, p.time);
+    b += ",\"pid\":";
+    append_int(b, pid_of(d));
+    b += ",\"args\":{\"M_B\":";
+    append_json_number(b, p.value);
+    b += "}}";
+    if (run_.costs.memory_unit_bytes > 0) {
+      std::string& b2 = event();
+      b2 += "{\"name\":\"host memory (bytes)\",\"ph\":\"C\",\"ts\":";
+      append_ticks_us(b2, p.time);
+      b2 += ",\"pid\":";
+      append_int(b2, pid_of(d));
+      b2 += ",\"args\":{\"bytes\":";
+      append_json_number(b2, std::round(p.value * run_.costs.memory_unit_bytes));
+      b2 += "}}";
+    }
+  }
+
   void write_thread_name(int d, int tid, const char* name) {
     std::string& b = event();
     b += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
@@ -216,8 +297,10 @@ private:
       if (recompute_of(r) > 0) return true;
     return false;
   }
-  // After the device's comm lanes.
-  [[nodiscard]] int recompute_tid(int d) const { return 1 + comm_lanes_[ix(d)]; }
+  // After the device's comm lanes and its copy track.
+  [[nodiscard]] int recompute_tid(int d) const {
+    return copy_tid(d) + (copies_[ix(d)].empty() ? 0 : 1);
+  }
 
   void write_recompute(const TaskRun& r, int device) {
     std::string& b = event();
@@ -335,6 +418,14 @@ private:
       events_.push_back(Ev{series[k].time, static_cast<std::int64_t>(k),
                            static_cast<std::uint32_t>(k), 1, Type::counter});
     }
+    for (const std::uint32_t k : copies_[ix(d)])
+      events_.push_back(Ev{tl_.copies[k].start, std::int64_t{k}, k, 3, Type::copy});
+    if (!host_memory_.empty()) {
+      const auto& host = host_memory_[ix(d)];
+      for (std::size_t k = 0; k < host.size(); ++k)
+        events_.push_back(Ev{host[k].time, static_cast<std::int64_t>(k),
+                             static_cast<std::uint32_t>(k), 1, Type::host});
+    }
     std::sort(events_.begin(), events_.end(),
               [](const Ev& a, const Ev& b) { return before(a, b); });
     for (const Ev& e : events_) {
@@ -344,6 +435,8 @@ private:
       case Type::flow_end: write_flow(e.idx, false); break;
       case Type::counter: write_counter(d, series[e.idx]); break;
       case Type::message: write_message(e.idx, d); break;
+      case Type::copy: write_copy(e.idx, d); break;
+      case Type::host: write_host_counter(d, host_memory_[ix(d)][e.idx]); break;
       case Type::recompute: write_recompute(tl_.runs[e.idx], d); break;
       }
       sink_.maybe_flush();
@@ -485,6 +578,8 @@ private:
   std::vector<int> lane_;        // per message with a slice: its comm lane (tid 1 + lane)
   std::vector<int> comm_lanes_;  // per device: how many comm lanes it uses
   std::vector<std::vector<MemoryPoint>> memory_;
+  std::vector<std::vector<MemoryPoint>> host_memory_;  // with an offload
+  std::vector<std::vector<std::uint32_t>> copies_;     // per device, its copies' indices
   std::vector<Ev> events_;
 };
 

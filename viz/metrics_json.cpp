@@ -91,6 +91,17 @@ ojson to_json(const Run& run) {
   if (run.mem_limit >= 0) j["mem_limit"] = run.mem_limit;
   j["comm_ms"] = ticks_to_ms(run.costs.comm);
   if (run.comm.requested()) j["comm"] = comm_json(run.comm);
+  const bool offload = run.offload.any();
+  if (offload) {
+    ojson o;
+    o["fraction"] = run.offload.fraction;  // per stage
+    o["copy_ms_per_mb"] = run.offload.ns_per_unit / 1e6;
+    o["latency_ms"] = ticks_to_ms(run.offload.latency);
+    j["offload"] = std::move(o);
+    j["exposed_copy_ms"] = ticks_to_ms(m.exposed_copy);
+    j["host_peak_memory"] = m.host_peak_memory;
+    if (m.host_peak_bytes > 0) j["host_peak_bytes"] = m.host_peak_bytes;
+  }
   j["costs"] = run.costs.source;
   if (run.iterations.options.requested()) {
     j["iterations"] = K;
@@ -116,6 +127,18 @@ ojson to_json(const Run& run) {
     if (d.recompute > 0) e["recompute_ms"] = ticks_to_ms(d.recompute);
     if (d.state_bytes > 0) e["state_bytes"] = d.state_bytes;
     if (d.peak_bytes > 0) e["peak_bytes"] = d.peak_bytes;
+    if (offload) {
+      e["copy_busy_ms"] = ticks_to_ms(d.copy_busy);
+      e["exposed_copy_ms"] = ticks_to_ms(d.exposed_copy);
+      e["offloaded_memory"] = d.offloaded_memory;
+      e["reloaded_memory"] = d.reloaded_memory;
+      if (run.costs.memory_unit_bytes > 0) {
+        e["offloaded_bytes"] = d.offloaded_bytes;
+        e["reloaded_bytes"] = d.reloaded_bytes;
+      }
+      e["host_peak_memory"] = d.host_peak_memory;
+      if (run.costs.memory_unit_bytes > 0) e["host_peak_bytes"] = d.host_peak_bytes;
+    }
     per.push_back(std::move(e));
   }
   j["per_device"] = std::move(per);
@@ -155,6 +178,14 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << fmt::format("{:<13} {} M_B", "peak memory", memory(m.peak_memory));
   if (m.peak_memory_bytes > 0) out << fmt::format("  ({})", human_bytes(m.peak_memory_bytes));
   out << "\n";
+  const bool offload = run.offload.any();
+  if (offload) {
+    out << fmt::format("{:<13} {} M_B", "host peak", memory(m.host_peak_memory));
+    if (m.host_peak_bytes > 0) out << fmt::format("  ({})", human_bytes(m.host_peak_bytes));
+    out << "   (offloaded activations held on the host, max per device)\n";
+    out << fmt::format("{:<13} {} ms   (backwards waiting for their reload, all devices)\n",
+                       "exposed copy", human_ms(m.exposed_copy));
+  }
   if (run.iterations.options.requested()) {
     out << fmt::format("{:<13} {} ms   (steady state: between the ends of the last two of {} "
                        "iterations, {})\n",
@@ -183,15 +214,22 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", "device", "busy_ms", "span_ms",
                      "idle_ms", "peak_M_B");
   if (recomputes) out << fmt::format(" {:>13}", "recompute_ms");
-  out << (comm ? fmt::format(" {:>9} {:>14} {:>13}\n", "messages", "bytes_sent", "comm_wait_ms")
-               : std::string("\n"));
+  out << (comm ? fmt::format(" {:>9} {:>14} {:>13}", "messages", "bytes_sent", "comm_wait_ms")
+               : std::string());
+  out << (offload ? fmt::format(" {:>12} {:>12} {:>13} {:>10}\n", "copy_busy_ms", "exposed_ms",
+                                "offloaded_M_B", "host_M_B")
+                  : std::string("\n"));
   for (const DeviceMetrics& d : m.per_device) {
     out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", d.device, human_ms(d.busy),
                        human_ms(d.span), human_ms(d.idle), memory(d.peak_memory));
     if (recomputes) out << fmt::format(" {:>13}", human_ms(d.recompute));
-    out << (comm ? fmt::format(" {:>9} {:>14} {:>13}\n", d.p2p_messages,
+    out << (comm ? fmt::format(" {:>9} {:>14} {:>13}", d.p2p_messages,
                                human_bytes(d.p2p_bytes_sent), human_ms(d.comm_wait))
-                 : std::string("\n"));
+                 : std::string());
+    out << (offload ? fmt::format(" {:>12} {:>12} {:>13} {:>10}\n", human_ms(d.copy_busy),
+                                  human_ms(d.exposed_copy), memory(d.offloaded_memory),
+                                  memory(d.host_peak_memory))
+                    : std::string("\n"));
   }
 }
 

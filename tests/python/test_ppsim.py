@@ -28,6 +28,20 @@ def test_simulate_returns_the_metrics_document_of_the_cli():
     assert isinstance(got["per_device"], list) and isinstance(got["per_device"][0], dict)
 
 
+def test_offload_as_on_the_command_line():
+    costs = {"F": 1, "B": 1, "W": 1, "copy": 0.5}
+    got = ppsim.simulate("1f1b", p=4, m=8, costs=costs, offload="stages=0")
+    cli = subprocess.run([os.environ["PPSIM"], "simulate", "-s", "1f1b", "-p", "4", "-m", "8",
+                          "--costs", "F=1,B=1,W=1,copy=0.5", "--offload", "stages=0", "--json"],
+                         check=True, capture_output=True, text=True)
+    assert got == json.loads(cli.stdout)
+    assert got["per_device"][0]["peak_memory"] == 2
+    assert ppsim.simulate("1f1b", p=4, m=8, costs=costs, offload=1)["peak_memory"] == 2
+    assert "offload" not in ppsim.simulate("1f1b", p=4, m=8, costs=costs)
+    with pytest.raises(ppsim.ConfigError, match="outside"):
+        ppsim.simulate("1f1b", p=4, m=8, costs=costs, offload=2)
+
+
 def test_compare_takes_a_list_or_a_comma_text():
     a = ppsim.compare(["1f1b", "zb-h1"], p=4, m=8, costs=TOY)
     b = ppsim.compare("1f1b,zb-h1", p=4, m=8, costs=TOY)
