@@ -186,8 +186,13 @@ int run_plan(const PlanOptions& o, Io io) {
       e["peak_bytes"] = c.peak_bytes;
       // null: the model's own recomputation; else the --recompute text the candidate ran with
       e["recompute"] = c.recompute.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.recompute);
-      if (!c.recompute.empty() && c.without_recompute_ms > 0)
-        e["without_recompute_ms"] = c.without_recompute_ms;
+      e["offload"] = c.offload.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.offload);
+      if (!c.offload.empty()) {
+        e["offloaded_bytes"] = c.offloaded_bytes;
+        e["exposed_copy_ms"] = c.exposed_copy_ms;
+      }
+      if ((!c.recompute.empty() || !c.offload.empty()) && c.without_knob_ms > 0)
+        e["without_knob_ms"] = c.without_knob_ms;
       e["fits"] = c.fits;
       e["reason"] = c.reason;
       all.push_back(std::move(e));
@@ -211,7 +216,8 @@ int run_plan(const PlanOptions& o, Io io) {
                           c.fits || c.iteration_time_ms > 0 ? human_ms(ms_to_ticks(c.iteration_time_ms, "t")) : "-",
                           c.fits || c.iteration_time_ms > 0 ? human_percent(c.bubble_rate) : "-",
                           c.peak_bytes > 0 ? human_bytes(c.peak_bytes) : "-",
-                          c.fits ? c.layout + (c.recompute.empty() ? "" : "  --recompute " + c.recompute)
+                          c.fits ? c.layout + (c.recompute.empty() ? "" : "  --recompute " + c.recompute) +
+                                       (c.offload.empty() ? "" : "  --offload " + c.offload)
                                  : c.reason.substr(0, 100));
   }
   if (plan.candidates.size() > static_cast<std::size_t>(shown))

@@ -108,6 +108,7 @@ struct Options {
   std::optional<std::string> model;   ///< a preset or a ppsim.model/1 file, as --model
   std::optional<std::string> device;  ///< with model: a preset or a ppsim.device/1 file
   py::object offload;                 ///< as --offload: None, 'auto', 0.5, 'stages=0-1,fraction=1'
+  std::optional<std::string> recompute;  ///< with model, as --recompute: 'selective', 'auto', ...
 };
 
 RunRequest request_of(const std::string& schedule, const Options& o) {
@@ -117,11 +118,13 @@ RunRequest request_of(const std::string& schedule, const Options& o) {
   rq.microbatches = o.m;
   rq.chunks = o.v.value_or(0);
   if (o.device && !o.model) throw ConfigError("device: needs model");
+  if (o.recompute && !o.model) throw ConfigError("recompute: needs model");
   if (o.model) {
     if (o.costs_file) throw ConfigError("model and costs_file: give one source of costs");
     WorkloadSpec w;
     w.model = load_model(*o.model);
     w.device = load_device(o.device.value_or("h100"));
+    if (o.recompute) apply_recompute(w, parse_recompute(*o.recompute, "recompute"));
     rq.workload = std::move(w);
     // As --model with --costs: the model's costs, the given keys on top.
     if (!o.costs.is_none()) rq.cost_overrides = cost_text_of(o.costs);
@@ -235,13 +238,14 @@ Options options(std::optional<int> p, std::optional<int> m, std::optional<int> v
                 py::object costs, std::optional<std::string> costs_file, py::object mem_limit,
                 int iterations, double optimizer_step, std::string sync,
                 std::optional<std::string> model, std::optional<std::string> device,
-                py::object offload = py::none()) {
+                py::object offload = py::none(),
+                std::optional<std::string> recompute = std::nullopt) {
   return Options{p,          m,
                  v,          std::move(costs),
                  std::move(costs_file), std::move(mem_limit),
                  iterations, optimizer_step,
                  std::move(sync), std::move(model),
-                 std::move(device), std::move(offload)};
+                 std::move(device), std::move(offload), std::move(recompute)};
 }
 
 } // namespace
@@ -299,7 +303,7 @@ PYBIND11_MODULE(ppsim, mod) {
   py::arg("costs") = py::none(), py::arg("costs_file") = py::none(),                           \
   py::arg("mem_limit") = py::none(), py::arg("iterations") = 1,                                \
   py::arg("optimizer_step") = 0.0, py::arg("sync") = "allreduce", py::arg("model") = py::none(), \
-  py::arg("device") = py::none(), py::arg("offload") = py::none()
+  py::arg("device") = py::none(), py::arg("offload") = py::none(), py::arg("recompute") = py::none()
 
   mod.def(
       "simulate",
@@ -307,11 +311,12 @@ PYBIND11_MODULE(ppsim, mod) {
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
          std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload, std::optional<std::string> trace) {
+         py::object offload, std::optional<std::string> recompute,
+         std::optional<std::string> trace) {
         const Run r = run(schedule, options(p, m, v, std::move(costs), std::move(costs_file),
                                             std::move(mem_limit), iterations, optimizer_step,
                                             std::move(sync), std::move(model), std::move(device),
-                                            std::move(offload)));
+                                            std::move(offload), std::move(recompute)));
         if (trace)
           write_file_atomically(*trace, [&](std::ostream& f) { write_chrome_trace(f, r); });
         return metrics_of(r);
@@ -321,7 +326,8 @@ PYBIND11_MODULE(ppsim, mod) {
       "document as a dict, like `ppsim simulate --json`. costs: a dict such as "
       "{'F': 2, 'B': 2, 'W': 2, 'comm': 0.1} (ms per device-stage) or the --costs text; "
       "mem_limit: '2p', a number of M_B, or '3GiB'; offload: as --offload (None, 'auto', 0.5, "
-      "'stages=0-1,fraction=1'); trace: write a Chrome trace to this file.");
+      "'stages=0-1,fraction=1'); recompute: with model, as --recompute ('selective', 'full:2', "
+      "'auto', one per stage); trace: write a Chrome trace to this file.");
 
   mod.def(
       "compare",
@@ -329,11 +335,11 @@ PYBIND11_MODULE(ppsim, mod) {
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
          std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload) {
+         py::object offload, std::optional<std::string> recompute) {
         const Options o = options(p, m, v, std::move(costs), std::move(costs_file),
                                   std::move(mem_limit), iterations, optimizer_step,
                                   std::move(sync), std::move(model), std::move(device),
-                                  std::move(offload));
+                                  std::move(offload), std::move(recompute));
         py::list out;
         for (const std::string& name : names_of(schedules)) out.append(metrics_of(run(name, o)));
         return out;
@@ -348,12 +354,12 @@ PYBIND11_MODULE(ppsim, mod) {
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
          std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload) {
+         py::object offload, std::optional<std::string> recompute) {
         return timeline_of(run(schedule, options(p, m, v, std::move(costs),
                                                  std::move(costs_file), std::move(mem_limit),
                                                  iterations, optimizer_step, std::move(sync),
                                                  std::move(model), std::move(device),
-                                                 std::move(offload))));
+                                                 std::move(offload), std::move(recompute))));
       },
       py::arg("schedule"), PPSIM_RUN_ARGS,
       "One dict per executed task (device, task, kind, stage, chunk, microbatch, start_ms, "

@@ -115,7 +115,7 @@ std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int 
     if (simulate_candidate(rq, s, capacity, &sr) && s.fits &&
         s.iteration_time_ms < c.iteration_time_ms) {
       if (sr.mem_limit >= 0) s.mem_limit = sr.mem_limit;
-      s.without_recompute_ms = c.iteration_time_ms;
+      s.without_knob_ms = c.iteration_time_ms;
       out.push_back(std::move(s));
     }
     return out;
@@ -129,8 +129,25 @@ std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int 
       if (key == "recompute") k.recompute = value;
     if (kr.mem_limit >= 0 && takes_mem_limit(*find_schedule(k.schedule))) k.mem_limit = kr.mem_limit;
   }
-  k.without_recompute_ms = c.iteration_time_ms;
+  k.without_knob_ms = c.iteration_time_ms;
   if (k.fits && k.recompute != "auto" && k.recompute != "none") out.push_back(std::move(k));
+  // The activations to the host instead, where the device has a host link.
+  if (rq.workload.device.host_link_gbytes_per_s > 0) {
+    PlanCandidate o = c;
+    o.offload = "auto";
+    o.mem_limit = -1;
+    Run orun;
+    if (simulate_candidate(rq, o, capacity, &orun) && o.fits && orun.offload.any()) {
+      double fraction = 0;
+      for (const double f : orun.offload.fraction) fraction = std::max(fraction, f);
+      o.offload = fmt::format("{:g}", fraction);
+      o.offloaded_bytes = orun.metrics.host_peak_bytes;
+      o.exposed_copy_ms = ticks_to_ms(orun.metrics.exposed_copy);
+      o.without_knob_ms = c.iteration_time_ms;
+      if (orun.mem_limit >= 0 && takes_mem_limit(*find_schedule(o.schedule))) o.mem_limit = orun.mem_limit;
+      out.push_back(std::move(o));
+    }
+  }
   return out;
 }
 
@@ -160,9 +177,11 @@ bool ranks_before(const PlanCandidate& a, const PlanCandidate& b) {
   if (a.fits != b.fits) return a.fits;
   if (a.fits && a.iteration_time_ms != b.iteration_time_ms)
     return a.iteration_time_ms < b.iteration_time_ms;
-  if (a.recompute.empty() != b.recompute.empty()) return a.recompute.empty();
-  return std::tie(a.schedule, a.chunks, a.microbatches, a.layout, a.recompute) <
-         std::tie(b.schedule, b.chunks, b.microbatches, b.layout, b.recompute);
+  const bool a_plain = a.recompute.empty() && a.offload.empty();
+  const bool b_plain = b.recompute.empty() && b.offload.empty();
+  if (a_plain != b_plain) return a_plain;
+  return std::tie(a.schedule, a.chunks, a.microbatches, a.layout, a.recompute, a.offload) <
+         std::tie(b.schedule, b.chunks, b.microbatches, b.layout, b.recompute, b.offload);
 }
 
 } // namespace
@@ -181,6 +200,12 @@ RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
   run.workload = std::move(w);
   run.cost_overrides = rq.cost_overrides;
   if (c.mem_limit >= 0) run.mem_limit = MemLimit::of_units(c.mem_limit);
+  if (!c.offload.empty()) {
+    // An offload fits the device's memory: `auto` searches against it.
+    run.offload = parse_offload(c.offload);
+    run.mem_capacity_bytes = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
+                                                       : rq.workload.device.memory_gib * 1073741824.0;
+  }
   // The searches use the memory the device has (--mem-capacity, or the device's own).
   run.fill_capacity_bytes = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
                                                       : rq.workload.device.memory_gib * 1073741824.0;
@@ -273,10 +298,10 @@ Plan make_plan(const PlanRequest& rq) {
                            capacity / 1073741824.0);
     if (!w.recompute.empty()) {
       const double more =
-          w.without_recompute_ms > 0
-              ? 100 * (w.iteration_time_ms - w.without_recompute_ms) / w.without_recompute_ms
+          w.without_knob_ms > 0
+              ? 100 * (w.iteration_time_ms - w.without_knob_ms) / w.without_knob_ms
               : 0.0;
-      plan.why += w.without_recompute_ms > w.iteration_time_ms
+      plan.why += w.without_knob_ms > w.iteration_time_ms
                       ? fmt::format("; with --recompute {}, {:+.1f}% time against the same shape "
                                     "without it (whose search has less room)",
                                     w.recompute, more)
@@ -284,6 +309,14 @@ Plan make_plan(const PlanRequest& rq) {
                                     "same shape without it",
                                     w.recompute, more);
     }
+    if (!w.offload.empty())
+      plan.why += fmt::format("; it fits only with --offload {}: {} of activations per device on "
+                              "the host, {} ms of copies exposed, {:+.1f}% time over the same "
+                              "shape without it",
+                              w.offload, human_bytes(w.offloaded_bytes), human_number(w.exposed_copy_ms),
+                              w.without_knob_ms > 0
+                                  ? 100 * (w.iteration_time_ms - w.without_knob_ms) / w.without_knob_ms
+                                  : 0.0);
     if (runner != nullptr)
       plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}), "
                               "bubble {:.1f}%",

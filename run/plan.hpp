@@ -2,7 +2,8 @@
 // counts), micro-batch sizes (hence micro-batch counts for the global batch) and layouts (the
 // default split, then layers moved off the heavy first and last stages), simulates each
 // candidate, and ranks those that fit in memory by iteration time. A shape that does not fit
-// is tried again with `--recompute auto` (per stage the cheapest recomputation that fits); a
+// is tried again with `--recompute auto` (per stage the cheapest recomputation that fits) and
+// with `--offload auto` (the least fraction of every activation on the host that fits); a
 // memory-limited search (zb-auto, zb-v, ...) that fits is also tried with selective
 // recomputation, which leaves it more room, and kept when that is faster.
 //
@@ -42,8 +43,13 @@ struct PlanCandidate {
   /// Recomputation (the --recompute text, one choice per stage) when the candidate needs it to
   /// fit; "" = the model's own. Such a candidate follows the same shape without it.
   std::string recompute;
-  /// With recompute: the iteration time of the same shape without it (which did not fit).
-  double without_recompute_ms{0};
+  /// With recompute or offload: the iteration time of the same shape without it.
+  double without_knob_ms{0};
+  /// Activation offload (the --offload text, a fraction of every activation) when the candidate
+  /// needs it to fit; "" = none. Such a candidate follows the same shape without it.
+  std::string offload;
+  double offloaded_bytes{0};  ///< with offload: the most a device holds on the host
+  double exposed_copy_ms{0};  ///< with offload: the copy time the backwards waited for
   double iteration_time_ms{0};  ///< one iteration, first start to last end (all-reduce at the step)
   double cost_ms{0};            ///< the paper's cost (max span)
   double bubble_rate{0};
@@ -54,7 +60,7 @@ struct PlanCandidate {
 };
 
 struct Plan {
-  /// Fitting candidates by iteration time (then without recomputation first, then schedule name,
+  /// Fitting candidates by iteration time (then without a knob first, then schedule name,
   /// chunks, micro-batches, layout), then the others.
   std::vector<PlanCandidate> candidates;
   int best{-1};  ///< index of the winner, -1 when nothing fits

@@ -165,3 +165,18 @@ def test_import_and_diff_a_simulated_trace(tmp_path):
                                         "optimizer"}
     # What-if from the measured run: its fitted costs with another schedule.
     assert ppsim.simulate("zb-h2", p=4, m=8, costs_file=str(fitted))["cost_ms"] < 60
+
+
+def test_recompute_as_on_the_command_line():
+    # llama3-8b on two h100s does not fit as it is; auto recomputes per stage what it must
+    with pytest.raises(ppsim.Error, match="out of memory"):
+        ppsim.simulate("1f1b", p=2, m=16, model="llama3-8b", device="h100")
+    r = ppsim.simulate("1f1b", p=2, m=16, model="llama3-8b", device="h100", recompute="auto")
+    assert all(d["peak_bytes"] <= 80 * 2**30 for d in r["per_device"])
+    assert r["per_device"][0]["recompute_ms"] > 0
+    plain = ppsim.simulate("1f1b", p=2, m=4, model="zb-1.5b", recompute="none")
+    assert plain == ppsim.simulate("1f1b", p=2, m=4, model="zb-1.5b")
+    with pytest.raises(ppsim.ConfigError, match="recompute: needs model"):
+        ppsim.simulate("1f1b", p=2, m=4, recompute="full")
+    with pytest.raises(ppsim.ConfigError, match="unknown choice"):
+        ppsim.simulate("1f1b", p=2, m=4, model="zb-1.5b", recompute="most")

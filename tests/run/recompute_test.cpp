@@ -161,7 +161,7 @@ TEST_CASE("plan fits llama3-8b on two h100s with recomputation and says what it 
   CHECK(best.fits);
   CHECK_FALSE(best.recompute.empty());
   CHECK(best.peak_bytes <= plan.capacity_bytes);
-  CHECK(best.iteration_time_ms > best.without_recompute_ms);
+  CHECK(best.iteration_time_ms > best.without_knob_ms);
   CHECK_THAT(plan.why, Contains("it fits only with --recompute") && Contains("% time over"));
   // the candidate's request reproduces it
   const Run again = run_request(candidate_request(rq, best));
@@ -197,7 +197,7 @@ TEST_CASE("plan keeps selective recomputation where it gives a memory-limited se
   REQUIRE(plan.best >= 0);
   const PlanCandidate& best = plan.candidates[static_cast<std::size_t>(plan.best)];
   CHECK(best.recompute == "selective");
-  CHECK(best.iteration_time_ms < best.without_recompute_ms);
+  CHECK(best.iteration_time_ms < best.without_knob_ms);
   // the same shape without recomputation fits too, and is the slower one it is measured against
   bool found = false;
   for (const PlanCandidate& c : plan.candidates)
@@ -205,8 +205,33 @@ TEST_CASE("plan keeps selective recomputation where it gives a memory-limited se
         c.layout == best.layout) {
       found = true;
       CHECK(c.fits);
-      CHECK(c.iteration_time_ms == best.without_recompute_ms);
+      CHECK(c.iteration_time_ms == best.without_knob_ms);
     }
   CHECK(found);
   CHECK_THAT(plan.why, Contains("with --recompute selective") && Contains("less room"));
+}
+
+TEST_CASE("plan fits llama3-8b on two gh200s by offloading activations over NVLink-C2C",
+          "[run][offload][plan]") {
+  PlanRequest rq;
+  rq.workload = workload("llama3-8b");
+  rq.workload.device = load_device("gh200");
+  rq.devices = 2;
+  rq.global_batch = 16;
+  const Plan plan = make_plan(rq);
+  REQUIRE(plan.best >= 0);
+  const PlanCandidate& best = plan.candidates[static_cast<std::size_t>(plan.best)];
+  CHECK_FALSE(best.offload.empty());
+  CHECK(best.recompute.empty());
+  CHECK(best.peak_bytes <= plan.capacity_bytes);
+  CHECK(best.offloaded_bytes > 0);
+  CHECK(best.offloaded_bytes <= rq.workload.device.host_memory_gib * 1073741824.0);
+  CHECK_THAT(plan.why, Contains("it fits only with --offload") && Contains("on the host"));
+  // faster than every candidate that fits by recomputing instead
+  for (const PlanCandidate& c : plan.candidates)
+    if (c.fits && !c.recompute.empty()) CHECK(best.iteration_time_ms <= c.iteration_time_ms);
+  // the candidate's request reproduces it
+  const Run again = run_request(candidate_request(rq, best));
+  CHECK(ticks_to_ms(again.metrics.makespan) == Approx(best.iteration_time_ms));
+  CHECK(again.metrics.host_peak_bytes == Approx(best.offloaded_bytes));
 }
