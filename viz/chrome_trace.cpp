@@ -55,7 +55,7 @@ public:
       write_metadata(pid_of(d), device_name(d), "compute", d);
       for (int lane = 0; lane < comm_lanes_[ix(d)]; ++lane) write_comm_thread_name(d, lane);
       if (recomputes(d)) write_thread_name(d, recompute_tid(d), "recompute");
-      if (!copies_[ix(d)].empty()) write_copy_thread_name(d);
+      if (!copies_[ix(d)].empty()) write_thread_name(d, copy_tid(d), "copy");
     }
     write_summary_track();
     memory_ = memory_series(tl_, run_.costs);
@@ -197,30 +197,11 @@ private:
   // (tid 2, ...) for messages in flight while an earlier one still is, since slices of one
   // thread must not overlap.
   void write_comm_thread_name(int d, int lane) {
-    std::string& b = event();
-    b += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
-    append_int(b, pid_of(d));
-    b += ",\"tid\":";
-    append_int(b, 1 + lane);
-    b += ",\"args\":{\"name\":\"comm";
-    if (lane > 0) {
-      b += ' ';
-      append_int(b, lane + 1);
-    }
-    b += "\"}}";
+    write_thread_name(d, 1 + lane, lane == 0 ? std::string("comm") : "comm " + std::to_string(lane + 1));
   }
 
   // The copy stream's track (an offload's O and R): the tid after the comm lanes.
   [[nodiscard]] int copy_tid(int d) const { return 1 + comm_lanes_[ix(d)]; }
-  void write_copy_thread_name(int d) {
-    std::string& b = event();
-    b += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
-    append_int(b, pid_of(d));
-    b += ",\"tid\":";
-    append_int(b, copy_tid(d));
-    b += ",\"args\":{\"name\":\"copy\"}}";
-  }
-
   // `O F3`: the offload of F3's activation; `R B3`: the reload B3 needs.
   void write_copy(std::uint32_t k, int device) {
     const CopyEvent& c = tl_.copies[k];
@@ -255,36 +236,15 @@ private:
     b += "}}";
   }
 
-  void write_host_counter(int d, const MemoryPoint& p) {
-    std::string& b = event();
-    b += "{\"name\":\"host memory\",\"ph\":\"C\",\"ts\":";
-    append_ticks_us(b, p.time);
-    b += ",\"pid\":";
-    append_int(b, pid_of(d));
-    b += ",\"args\":{\"M_B\":";
-    append_json_number(b, p.value);
-    b += "}}";
-    if (run_.costs.memory_unit_bytes > 0) {
-      std::string& b2 = event();
-      b2 += "{\"name\":\"host memory (bytes)\",\"ph\":\"C\",\"ts\":";
-      append_ticks_us(b2, p.time);
-      b2 += ",\"pid\":";
-      append_int(b2, pid_of(d));
-      b2 += ",\"args\":{\"bytes\":";
-      append_json_number(b2, std::round(p.value * run_.costs.memory_unit_bytes));
-      b2 += "}}";
-    }
-  }
-
-  void write_thread_name(int d, int tid, const char* name) {
+  void write_thread_name(int d, int tid, const std::string& name) {
     std::string& b = event();
     b += "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":";
     append_int(b, pid_of(d));
     b += ",\"tid\":";
     append_int(b, tid);
-    b += ",\"args\":{\"name\":\"";
-    b += name;
-    b += "\"}}";
+    b += ",\"args\":{\"name\":";
+    append_json_string(b, name);
+    b += "}}";
   }
 
   // The recomputed forward a run starts with (part of its slice on the compute track), drawn
@@ -433,10 +393,10 @@ private:
       case Type::slice: write_slice(tl_.runs[e.idx], d); break;
       case Type::flow_start: write_flow(e.idx, true); break;
       case Type::flow_end: write_flow(e.idx, false); break;
-      case Type::counter: write_counter(d, series[e.idx]); break;
+      case Type::counter: write_counter(d, series[e.idx], "activation memory"); break;
       case Type::message: write_message(e.idx, d); break;
       case Type::copy: write_copy(e.idx, d); break;
-      case Type::host: write_host_counter(d, host_memory_[ix(d)][e.idx]); break;
+      case Type::host: write_counter(d, host_memory_[ix(d)][e.idx], "host memory"); break;
       case Type::recompute: write_recompute(tl_.runs[e.idx], d); break;
       }
       sink_.maybe_flush();
@@ -545,9 +505,13 @@ private:
     b += "}}";
   }
 
-  void write_counter(int d, const MemoryPoint& p) {
+  // A memory counter ("activation memory", "host memory") in M_B, and one in bytes when they
+  // are known.
+  void write_counter(int d, const MemoryPoint& p, const char* name) {
     std::string& b = event();
-    b += "{\"name\":\"activation memory\",\"ph\":\"C\",\"ts\":";
+    b += "{\"name\":\"";
+    b += name;
+    b += "\",\"ph\":\"C\",\"ts\":";
     append_ticks_us(b, p.time);
     b += ",\"pid\":";
     append_int(b, pid_of(d));
@@ -558,7 +522,9 @@ private:
     // series of one counter, and bytes would flatten M_B.
     if (run_.costs.memory_unit_bytes > 0) {
       std::string& b2 = event();
-      b2 += "{\"name\":\"activation memory (bytes)\",\"ph\":\"C\",\"ts\":";
+      b2 += "{\"name\":\"";
+      b2 += name;
+      b2 += " (bytes)\",\"ph\":\"C\",\"ts\":";
       append_ticks_us(b2, p.time);
       b2 += ",\"pid\":";
       append_int(b2, pid_of(d));
