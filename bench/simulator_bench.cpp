@@ -49,6 +49,25 @@ void BM_simulate_reused(benchmark::State& state) {
 }
 BENCHMARK(BM_simulate_reused)->Args({8, 64})->Args({64, 4096})->Unit(benchmark::kMillisecond);
 
+// The engine with activation offload: half of every activation to the host and back on each
+// device's copy stream (sim/offload.hpp), the copies as long as a tenth of a task.
+void BM_simulate_offload(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const Schedule s = make_schedule("zb-h1", {.devices = p, .microbatches = m});
+  const CostModel c = cost_model_for(parse_costs("F=1,B=1,W=1,comm=0.01"), s);
+  SimOptions o;
+  o.offload.fraction.assign(static_cast<std::size_t>(s.stages()), 0.5);
+  o.offload.ns_per_unit = 2e5;
+  for (auto _ : state) {
+    Timeline t = simulate(s, c, o);
+    benchmark::DoNotOptimize(t.runs.data());
+  }
+  state.counters["tasks_per_s"] = benchmark::Counter(
+      static_cast<double>(s.task_count()) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_simulate_offload)->Args({8, 64})->Args({64, 4096})->Unit(benchmark::kMillisecond);
+
 void BM_generate_validate_simulate_measure(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
   const CostSpec costs = parse_costs("F=1,B=1,W=1,comm=0.01");
