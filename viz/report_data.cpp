@@ -61,6 +61,8 @@ void write_run(std::string& out, const Run& r) {
   const Timeline& tl = r.timeline;
   const Topology topo(s);
   const auto memory = memory_series(tl, r.costs);
+  // With an offload, what each device holds on the host (drawn dashed beside its memory).
+  const auto host = tl.copies.empty() ? std::vector<std::vector<MemoryPoint>>{} : host_memory_series(tl);
   Ticks t0 = 0;
   Ticks t1 = 0;
   for (std::size_t i = 0; i < tl.runs.size(); ++i) {
@@ -77,7 +79,9 @@ void write_run(std::string& out, const Run& r) {
   for (auto& w : waits)
     std::sort(w.begin(), w.end(),
               [](const CommWait& a, const CommWait& b) { return a.begin < b.begin; });
-  const Ticks unit = time_unit(r, t0, memory, waits);
+  std::vector<std::vector<MemoryPoint>> steps = memory;
+  steps.insert(steps.end(), host.begin(), host.end());
+  const Ticks unit = time_unit(r, t0, steps, waits);
   const auto u = [unit](Ticks t) { return static_cast<long long>(t / unit); };
 
   out += '{';
@@ -236,32 +240,36 @@ void write_run(std::string& out, const Run& r) {
   key(out, "fb");
   out += '[' + fb + "],";
 
-  // Memory steps, per device.
-  key(out, "mem");
-  out += '[';
-  for (std::size_t d = 0; d < memory.size(); ++d) {
-    if (d > 0) out += ',';
-    out += '{';
-    key(out, "g");
+  // Memory steps, per device (and on the host, with an offload): gaps in time units, values.
+  const auto series = [&](const char* name, const std::vector<std::vector<MemoryPoint>>& all) {
+    key(out, name);
     out += '[';
-    Ticks prev = t0;
-    for (std::size_t i = 0; i < memory[d].size(); ++i) {
-      if (i > 0) out += ',';
-      append_int(out, u(memory[d][i].time - prev));
-      prev = memory[d][i].time;
+    for (std::size_t d = 0; d < all.size(); ++d) {
+      if (d > 0) out += ',';
+      out += '{';
+      key(out, "g");
+      out += '[';
+      Ticks prev = t0;
+      for (std::size_t i = 0; i < all[d].size(); ++i) {
+        if (i > 0) out += ',';
+        append_int(out, u(all[d][i].time - prev));
+        prev = all[d][i].time;
+      }
+      out += "],";
+      key(out, "v");
+      out += '[';
+      for (std::size_t i = 0; i < all[d].size(); ++i) {
+        if (i > 0) out += ',';
+        // Sums of per-chunk deltas carry float noise (0.30000000000000004); 9 digits are exact
+        // for any count of M_B fractions a page shows, and keep the text short.
+        out += fmt::format("{:.9g}", all[d][i].value);
+      }
+      out += "]}";
     }
     out += "],";
-    key(out, "v");
-    out += '[';
-    for (std::size_t i = 0; i < memory[d].size(); ++i) {
-      if (i > 0) out += ',';
-      // Sums of per-chunk deltas carry float noise (0.30000000000000004); 9 digits are exact
-      // for any count of M_B fractions a page shows, and keep the text short.
-      out += fmt::format("{:.9g}", memory[d][i].value);
-    }
-    out += "]}";
-  }
-  out += "],";
+  };
+  series("mem", memory);
+  if (!host.empty()) series("host", host);
 
   // Messages between devices.
   const std::span<const CommEvent> comms(tl.comms);

@@ -66,6 +66,20 @@ try {
   check.equal(b.errors.length, 0, 'no script errors');
   await page.close();
 
+  // --- an offload: the memory curve also draws what the device holds on the host ---
+  const off = join(work, 'offload.html');
+  run(['compare', '-s', '1f1b,zb-h1', '-p', '4', '-m', '8', '--costs', 'F=1,B=1,W=1,copy=0.3',
+       '--offload', 'stages=0', '--html', off]);
+  const po = await b.page();
+  await po.goto('file://' + off);
+  await po.waitForSelector('#ppsim-root[data-ready="true"]');
+  const head = await po.$$eval('.timeline-box', (boxes) => boxes.map((x) => x.textContent));
+  check.ok(head.length === 2 && head.every((t) => /held on the host/.test(t)),
+    'with an offload the memory curve says it also shows the host', head.map((t) => t.slice(0, 120)));
+  await po.screenshot({ path: join(out, 'report-offload.png') });
+  check.equal(b.errors.length, 0, 'no script errors with an offload');
+  await po.close();
+
   // --- legible at p = 16, m = 128: zoom into a device range and a time range ---
   const mid = join(work, 'mid.html');
   run(['compare', '-s', 'zb-v,dualpipe-v', '-p', '16', '-m', '128', '--costs', 'F=1,B=1,W=1,comm=0.05', '--html', mid]);

@@ -123,3 +123,29 @@ TEST_CASE("the report data is byte-stable and safe inside a script element", "[v
   CHECK(doc["runs"][0]["name"] == "</script><!--x");
   CHECK(doc["title"] == "<title>");
 }
+
+TEST_CASE("with an offload the report data holds each device's memory on the host, exactly",
+          "[viz][report-data][offload]") {
+  Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
+  OffloadPlan plan;
+  plan.fraction.assign(4, 0.0);
+  plan.fraction[0] = 1.0;
+  plan.ns_per_unit = 300'000;  // 0.3 ms per M_B: not a multiple of the tasks' 1 ms
+  const Run r = run_schedule(std::move(s), parse_costs("F=1,B=1,W=1"), {}, plan);
+  const json a = data_of({r});
+  const json& run = a["runs"][0];
+  REQUIRE(run.contains("host"));
+  REQUIRE(run["host"].size() == 4);
+  const auto series = host_memory_series(r.timeline);
+  const auto unit = run["unit_ns"].get<long long>();
+  CHECK(unit == 100'000);  // the copies' ends keep the unit exact
+  long long t = 0;
+  for (std::size_t i = 0; i < series[0].size(); ++i) {
+    t += run["host"][0]["g"][i].get<long long>();
+    CHECK(t * unit == series[0][i].time);
+    CHECK(run["host"][0]["v"][i].get<double>() == series[0][i].value);
+  }
+  CHECK(series[0].size() > 1);
+  // no offload, no host series
+  CHECK_FALSE(data_of({make_run("1f1b", 4, 8, "F=1,B=1,W=1")})["runs"][0].contains("host"));
+}

@@ -12,6 +12,7 @@
                      BW: 'fused backward (B + W)', FB: 'forward overlapped with a backward' };
   // Bars of the comparison: colours that no task kind uses.
   var BAR_COLOURS = { bubble: '#7f4f3a', cost: '#4a5563', memory: '#6b6f80' };
+  var HOST_COLOUR = '#2b7a5b';  // memory held on the host (offload), dashed
   var LIMIT_COLOUR = '#c0392b';
   var LABEL_W = 78;   // the device names
   var PEAK_W = 104;   // the peak-memory bars at the right of the rows
@@ -146,6 +147,13 @@
       run.peak.push(peak);
       run.maxMem = Math.max(run.maxMem, peak);
     }
+    // With an offload: what each device holds on the host, drawn dashed on the same scale.
+    run.host = [];
+    if (r.host) for (d = 0; d < r.host.length; d++) {
+      var H = r.host[d], ht = new Float64Array(H.g.length), hacc = 0;
+      for (i = 0; i < H.g.length; i++) { hacc += H.g[i]; ht[i] = hacc; run.maxMem = Math.max(run.maxMem, H.v[i]); }
+      run.host.push({ t: ht, v: H.v });
+    }
     var m = null;
     for (i = 0; i < doc.metrics.length; i++) if (doc.metrics[i].__run === doc.runs.indexOf(r)) m = doc.metrics[i];
     run.metrics = m;
@@ -254,7 +262,7 @@
     this.mini = el('canvas', { class: 'minimap', 'aria-label': 'overview of ' + run.name }, box);
     this.main = el('canvas', { class: 'timeline', role: 'img', 'aria-label': 'timeline of ' + run.name }, box);
     var mh = el('div', { class: 'memhead' }, box);
-    el('span', null, mh, 'activation memory (M_B) of');
+    el('span', null, mh, 'activation memory (M_B' + (run.host.length ? '; dashed: held on the host' : '') + ') of');
     this.memSelect = el('select', { class: 'mem-device', 'aria-label': 'memory of which device' }, mh);
     el('option', { value: '-1' }, this.memSelect, 'every device');
     for (var d = 0; d < run.devices; d++) el('option', { value: String(d) }, this.memSelect, 'device ' + d + ' (peak ' + mem(run.peak[d]) + ')');
@@ -500,8 +508,8 @@
     ctx.save();
     ctx.beginPath(); ctx.rect(L, 0, W, MEM_H); ctx.clip();
     var self = this;
-    var curve = function (d, colour, width) {
-      var M = run.mem[d];
+    var curve = function (d, colour, width, series) {
+      var M = (series || run.mem)[d];
       ctx.strokeStyle = colour; ctx.lineWidth = width;
       ctx.beginPath();
       var last = 0, started = false;
@@ -517,12 +525,23 @@
       ctx.lineTo(L + W + 2, y(last));
       ctx.stroke();
     };
+    var shown = this.memDevice < 0 ? this.peakDevice() : this.memDevice;
     if (this.memDevice < 0) {
-      var pk = this.peakDevice();
-      for (var d = 0; d < run.devices; d++) if (d !== pk) curve(d, 'rgba(74,85,99,0.45)', 1);
-      curve(pk, '#22303c', 1.8);
-    } else {
-      curve(this.memDevice, '#22303c', 1.8);
+      for (var d = 0; d < run.devices; d++) if (d !== shown) curve(d, 'rgba(74,85,99,0.45)', 1);
+    }
+    curve(shown, '#22303c', 1.8);
+    // The host's: the chosen device's, or over every device the one that holds the most there.
+    var hostOf = shown, most = -1;
+    if (this.memDevice < 0)
+      for (var h = 0; h < run.host.length; h++) {
+        var hv = run.host[h].v, hp = 0;
+        for (var k = 0; k < hv.length; k++) hp = Math.max(hp, hv[k]);
+        if (hp > most) { most = hp; hostOf = h; }
+      }
+    if (run.host.length > hostOf) {
+      ctx.setLineDash([4, 3]);
+      curve(hostOf, HOST_COLOUR, 1.5, run.host);
+      ctx.setLineDash([]);
     }
     if (limit !== null) {
       ctx.strokeStyle = LIMIT_COLOUR; ctx.setLineDash([5, 4]); ctx.lineWidth = 1.5;
