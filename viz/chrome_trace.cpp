@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim {
@@ -202,6 +203,22 @@ private:
 
   // The copy stream's track (an offload's O and R): the tid after the comm lanes.
   [[nodiscard]] int copy_tid(int d) const { return 1 + comm_lanes_[ix(d)]; }
+  // Closes a slice's name and writes the rest of its head: `","cat":CAT,"ph":"X","ts":..,"dur":..,
+  // "pid":..,"tid":..,"args":{`; the caller writes the args and closes them.
+  void slice_head(std::string& b, std::string_view cat, Ticks start, Ticks end, int device, int tid) {
+    b += "\",\"cat\":\"";
+    b += cat;
+    b += "\",\"ph\":\"X\",\"ts\":";
+    append_ticks_us(b, start);
+    b += ",\"dur\":";
+    append_ticks_us(b, end - start);
+    b += ",\"pid\":";
+    append_int(b, pid_of(device));
+    b += ",\"tid\":";
+    append_int(b, tid);
+    b += ",\"args\":{";
+  }
+
   // `O F3`: the offload of F3's activation; `R B3`: the reload B3 needs.
   void write_copy(std::uint32_t k, int device) {
     const CopyEvent& c = tl_.copies[k];
@@ -209,15 +226,8 @@ private:
     std::string& b = event();
     b += o ? "{\"name\":\"O " : "{\"name\":\"R ";
     append_part_name(b, o ? Kind::F : Kind::B, c.stage, c.microbatch);
-    b += o ? "\",\"cat\":\"O\",\"ph\":\"X\",\"ts\":" : "\",\"cat\":\"R\",\"ph\":\"X\",\"ts\":";
-    append_ticks_us(b, c.start);
-    b += ",\"dur\":";
-    append_ticks_us(b, c.end - c.start);
-    b += ",\"pid\":";
-    append_int(b, pid_of(device));
-    b += ",\"tid\":";
-    append_int(b, copy_tid(device));
-    b += ",\"args\":{\"stage\":";
+    slice_head(b, o ? "O" : "R", c.start, c.end, device, copy_tid(device));
+    b += "\"stage\":";
     append_int(b, c.stage);
     b += ",\"chunk\":";
     append_int(b, topo_.chunk_of(c.stage));
@@ -268,15 +278,8 @@ private:
     for_each_half(r.task, [&](Kind kind, int stage, int mb) {
       if (kind != Kind::F) append_part_name(b, kind, stage, mb);
     });
-    b += "\",\"cat\":\"recompute\",\"ph\":\"X\",\"ts\":";
-    append_ticks_us(b, r.start);
-    b += ",\"dur\":";
-    append_ticks_us(b, recompute_of(r));
-    b += ",\"pid\":";
-    append_int(b, pid_of(device));
-    b += ",\"tid\":";
-    append_int(b, recompute_tid(device));
-    b += ",\"args\":{\"task\":";
+    slice_head(b, "recompute", r.start, r.start + recompute_of(r), device, recompute_tid(device));
+    b += "\"task\":";
     append_json_string(b, to_string(r.task));
     b += "}}";
   }
@@ -422,15 +425,8 @@ private:
       first = false;
       append_part_name(b, kind, stage, mb);
     });
-    b += "\",\"cat\":\"";
-    b += kind_name(t.kind);
-    b += "\",\"ph\":\"X\",\"ts\":";
-    append_ticks_us(b, r.start);
-    b += ",\"dur\":";
-    append_ticks_us(b, r.end - r.start);
-    b += ",\"pid\":";
-    append_int(b, pid_of(device));
-    b += ",\"tid\":0,\"args\":{\"task\":";
+    slice_head(b, kind_name(t.kind), r.start, r.end, device, 0);
+    b += "\"task\":";
     append_json_string(b, to_string(t));
     b += ",\"stage\":";
     append_int(b, t.stage);
@@ -486,15 +482,8 @@ private:
     std::string& b = event();
     b += "{\"name\":\"";
     append_flow_name(b, c);
-    b += "\",\"cat\":\"comm\",\"ph\":\"X\",\"ts\":";
-    append_ticks_us(b, comm.start);
-    b += ",\"dur\":";
-    append_ticks_us(b, comm.arrive - comm.start);
-    b += ",\"pid\":";
-    append_int(b, pid_of(device));
-    b += ",\"tid\":";
-    append_int(b, 1 + lane_[c]);
-    b += ",\"args\":{\"to_device\":";
+    slice_head(b, "comm", comm.start, comm.arrive, device, 1 + lane_[c]);
+    b += "\"to_device\":";
     append_int(b, receiver(comm));
     b += ",\"bytes\":";
     append_json_number(b, comm.bytes);
