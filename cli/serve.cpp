@@ -4,7 +4,9 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "io/device_file.hpp"
 #include "io/json_text.hpp"
+#include "io/model_file.hpp"
 #include "io/schedule_file.hpp"
 #include "run/compare.hpp"
 #include "schedules/registry.hpp"
@@ -55,8 +57,12 @@ void refuse_local_things(RunOptions& o, const ServeConfig& config) {
                                   "(ppsim models)",
                                   o.model));
   if (o.device == "cpu" || o.device.ends_with(".json") || o.device.find('/') != std::string::npos)
-    throw ConfigError(fmt::format("--device '{}': only the presets are served (a100, h100, h200)",
-                                  o.device));
+  {
+    std::string presets;
+    for (const DeviceSpec& d : device_presets()) presets += (presets.empty() ? "" : ", ") + d.name;
+    throw ConfigError(fmt::format("--device '{}': only the presets are served ({})", o.device,
+                                  presets));
+  }
   if (!o.costs_file.empty()) {
     const auto profiles = cost_profiles(config.profiles_dir);
     std::string name = o.costs_file;
@@ -90,11 +96,15 @@ void check_limits(const RunOptions& o, const ServeLimits& lim) {
   long long samples = 0;
   if (!o.jitter.empty() || !o.samples.empty())
     samples = o.samples.empty() ? 100 : parse_integer(o.samples, "--samples", 1, limits::kMaxSamples);
-  const long long runs = 1 + samples * (o.iterations > 1 ? 2 : 1);
+  long long runs = 1 + samples * (o.iterations > 1 ? 2 : 1);
+  // The automatic knobs simulate a request many times: --offload auto a grid of 21 fractions,
+  // --recompute auto at most two passes per step of the longest ladder (2 per decoder layer).
+  if (trim(o.offload) == "auto") runs *= 22;
+  if (trim(o.recompute) == "auto" && !o.model.empty()) runs *= 4LL * load_model(o.model).layers + 4;
   const long long tasks = static_cast<long long>(names.size()) * std::max(0LL, p) *
                           std::max(0LL, m) * v * 3 * std::max(1, o.iterations) * runs;
   over("the estimated task count (schedules x p x m x max(v, 2) x 3 x iterations x (1 + "
-       "samples))",
+       "samples) x the automatic knobs' runs)",
        tasks, lim.tasks);
 }
 

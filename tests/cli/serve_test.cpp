@@ -129,6 +129,13 @@ TEST_CASE("bad parameters get 400 with the command line's error text", "[cli][se
   // fine once, over the limit of 1,000,000 with 100 samples.
   refused("/api/compare?s=1f1b&p=64&m=1024&jitter=0.1", "the estimated task count");
   refused("/api/compare?s=1f1b&p=4&m=8&jitter=0.1&samples=x", "--samples: expected an integer");
+  // The automatic knobs simulate the request many times, and count so: 1F1B p=32 m=512 is
+  // estimated at 98,304 tasks, fine once, over 1,000,000 with --offload auto (22 runs) or
+  // --recompute auto on llama3-8b (132).
+  refused("/api/compare?s=1f1b&p=32&m=512&model=llama3-8b&offload=auto", "the estimated task count");
+  refused("/api/compare?s=1f1b&p=32&m=512&model=llama3-8b&recompute=auto", "the estimated task count");
+  CHECK(get("/api/compare?s=1f1b&p=2&m=8&model=llama3-8b&recompute=auto", config_with_profiles()).status ==
+        200);
   CHECK(get("/api/compare?s=1f1b&p=4&m=8&jitter=0.1&samples=20", config_with_profiles()).status ==
         200);
   CHECK(get("/nothing").status == 404);
