@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <atomic>
 #include <thread>
 #include <tuple>
@@ -19,6 +21,12 @@
 namespace ppsim {
 
 namespace {
+
+// The bytes a device has: --mem-capacity, or the device's own memory.
+double plan_capacity(const PlanRequest& rq) {
+  return rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
+                                   : rq.workload.device.memory_gib * 1073741824.0;
+}
 
 struct Shape {
   std::string schedule;
@@ -85,7 +93,35 @@ bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity
   return false;
 }
 
-// The shape as it is, and when it does not fit in memory, with --recompute auto.
+// A run parameter's value by its key ("" when the run has none).
+std::string parameter(const Run& r, std::string_view key) {
+  for (const auto& [k, value] : r.parameters)
+    if (k == key) return value;
+  return {};
+}
+
+// The memory-limited search's limit a candidate ran under, when it ran one.
+void keep_limit(PlanCandidate& c, const Run& r) {
+  c.mem_limit = r.mem_limit >= 0 && takes_mem_limit(*find_schedule(c.schedule)) ? r.mem_limit : -1;
+}
+
+// `base` again with a knob set by `set`: simulated, its limit kept, measured against `base`;
+// nullopt when it could not run or does not fit.
+template <class Set>
+std::optional<PlanCandidate> with_knob(const PlanRequest& rq, const PlanCandidate& base,
+                                       double capacity, Run& r, Set&& set) {
+  PlanCandidate c = base;
+  c.mem_limit = -1;
+  set(c);
+  if (!simulate_candidate(rq, c, capacity, &r) || !c.fits) return std::nullopt;
+  keep_limit(c, r);
+  c.without_knob_ms = base.iteration_time_ms;
+  return c;
+}
+
+// The shape as it is; when it does not fit in memory, with --recompute auto and (where the
+// device has a host link) --offload auto; when it fits under a memory-limited search, with
+// selective recomputation too, kept when that is faster.
 std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int global_per_replica,
                                     double capacity) {
   PlanCandidate c;
@@ -96,11 +132,8 @@ std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int 
   c.layout = sh.layout;
   Run r;
   const bool ran = simulate_candidate(rq, c, capacity, &r);
-  if (ran && r.mem_limit >= 0 && takes_mem_limit(*find_schedule(c.schedule)))
-    c.mem_limit = r.mem_limit;
-  if (ran && rq.workload.recompute_auto)
-    for (const auto& [key, value] : r.parameters)
-      if (key == "recompute") c.recompute = value;
+  if (ran) keep_limit(c, r);
+  if (ran && rq.workload.recompute_auto) c.recompute = parameter(r, "recompute");
   std::vector<PlanCandidate> out{c};
   if (!ran || capacity <= 0 || rq.workload.recompute_auto || !rq.workload.recompute.empty()) return out;
   if (c.fits) {
@@ -108,44 +141,24 @@ std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int 
     // holds less: the same shape with selective recomputation, when the model has none.
     if (!takes_mem_limit(*find_schedule(c.schedule)) || rq.workload.model.recompute != Recompute::none)
       return out;
-    PlanCandidate s = c;
-    s.recompute = "selective";
-    s.mem_limit = -1;
-    Run sr;
-    if (simulate_candidate(rq, s, capacity, &sr) && s.fits &&
-        s.iteration_time_ms < c.iteration_time_ms) {
-      if (sr.mem_limit >= 0) s.mem_limit = sr.mem_limit;
-      s.without_knob_ms = c.iteration_time_ms;
-      out.push_back(std::move(s));
-    }
+    auto s = with_knob(rq, c, capacity, r, [](PlanCandidate& k) { k.recompute = "selective"; });
+    if (s && s->iteration_time_ms < c.iteration_time_ms) out.push_back(std::move(*s));
     return out;
   }
-  PlanCandidate k = c;
-  k.recompute = "auto";
-  k.mem_limit = -1;
-  Run kr;
-  if (simulate_candidate(rq, k, capacity, &kr)) {
-    for (const auto& [key, value] : kr.parameters)
-      if (key == "recompute") k.recompute = value;
-    if (kr.mem_limit >= 0 && takes_mem_limit(*find_schedule(k.schedule))) k.mem_limit = kr.mem_limit;
+  auto k = with_knob(rq, c, capacity, r, [](PlanCandidate& x) { x.recompute = "auto"; });
+  if (k) {
+    k->recompute = parameter(r, "recompute");  // the choice auto made, per stage
+    if (!k->recompute.empty() && k->recompute != "none") out.push_back(std::move(*k));
   }
-  k.without_knob_ms = c.iteration_time_ms;
-  if (k.fits && k.recompute != "auto" && k.recompute != "none") out.push_back(std::move(k));
-  // The activations to the host instead, where the device has a host link.
   if (rq.workload.device.host_link_gbytes_per_s > 0) {
-    PlanCandidate o = c;
-    o.offload = "auto";
-    o.mem_limit = -1;
-    Run orun;
-    if (simulate_candidate(rq, o, capacity, &orun) && o.fits && orun.offload.any()) {
-      double fraction = 0;
-      for (const double f : orun.offload.fraction) fraction = std::max(fraction, f);
-      o.offload = fmt::format("{:g}", fraction);
-      o.offloaded_bytes = orun.metrics.host_peak_bytes;
-      o.exposed_copy_ms = ticks_to_ms(orun.metrics.exposed_copy);
-      o.without_knob_ms = c.iteration_time_ms;
-      if (orun.mem_limit >= 0 && takes_mem_limit(*find_schedule(o.schedule))) o.mem_limit = orun.mem_limit;
-      out.push_back(std::move(o));
+    auto o = with_knob(rq, c, capacity, r, [](PlanCandidate& x) { x.offload = "auto"; });
+    if (o && r.offload.any()) {
+      double fraction = 0;  // auto offloads one fraction of every activation
+      for (const double f : r.offload.fraction) fraction = std::max(fraction, f);
+      o->offload = fmt::format("{:g}", fraction);
+      o->offloaded_bytes = r.metrics.host_peak_bytes;
+      o->exposed_copy_ms = ticks_to_ms(r.metrics.exposed_copy);
+      out.push_back(std::move(*o));
     }
   }
   return out;
@@ -200,15 +213,13 @@ RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
   run.workload = std::move(w);
   run.cost_overrides = rq.cost_overrides;
   if (c.mem_limit >= 0) run.mem_limit = MemLimit::of_units(c.mem_limit);
+  // The searches use the memory the device has (--mem-capacity, or the device's own).
+  run.fill_capacity_bytes = plan_capacity(rq);
   if (!c.offload.empty()) {
     // An offload fits the device's memory: `auto` searches against it.
     run.offload = parse_offload(c.offload);
-    run.mem_capacity_bytes = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
-                                                       : rq.workload.device.memory_gib * 1073741824.0;
+    run.mem_capacity_bytes = run.fill_capacity_bytes;
   }
-  // The searches use the memory the device has (--mem-capacity, or the device's own).
-  run.fill_capacity_bytes = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
-                                                      : rq.workload.device.memory_gib * 1073741824.0;
   return run;
 }
 
@@ -250,8 +261,7 @@ Plan make_plan(const PlanRequest& rq) {
       schedules.push_back(info);
     }
   }
-  const double capacity = rq.mem_capacity_bytes > 0 ? rq.mem_capacity_bytes
-                                                    : rq.workload.device.memory_gib * 1073741824.0;
+  const double capacity = plan_capacity(rq);
   // Phase 1: every schedule, chunk count and micro-batch size on the default split.
   std::vector<Shape> shapes;
   for (const ScheduleInfo* info : schedules)
@@ -296,11 +306,10 @@ Plan make_plan(const PlanRequest& rq) {
                            w.schedule, w.chunks, w.microbatches, w.microbatch_size,
                            human_number(w.iteration_time_ms), 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
                            capacity / 1073741824.0);
-    if (!w.recompute.empty()) {
-      const double more =
-          w.without_knob_ms > 0
-              ? 100 * (w.iteration_time_ms - w.without_knob_ms) / w.without_knob_ms
-              : 0.0;
+    const double more = w.without_knob_ms > 0
+                            ? 100 * (w.iteration_time_ms - w.without_knob_ms) / w.without_knob_ms
+                            : 0.0;
+    if (!w.recompute.empty())
       plan.why += w.without_knob_ms > w.iteration_time_ms
                       ? fmt::format("; with --recompute {}, {:+.1f}% time against the same shape "
                                     "without it (whose search has less room)",
@@ -308,15 +317,12 @@ Plan make_plan(const PlanRequest& rq) {
                       : fmt::format("; it fits only with --recompute {}, {:+.1f}% time over the "
                                     "same shape without it",
                                     w.recompute, more);
-    }
     if (!w.offload.empty())
       plan.why += fmt::format("; it fits only with --offload {}: {} of activations per device on "
                               "the host, {} ms of copies exposed, {:+.1f}% time over the same "
                               "shape without it",
-                              w.offload, human_bytes(w.offloaded_bytes), human_number(w.exposed_copy_ms),
-                              w.without_knob_ms > 0
-                                  ? 100 * (w.iteration_time_ms - w.without_knob_ms) / w.without_knob_ms
-                                  : 0.0);
+                              w.offload, human_bytes(w.offloaded_bytes),
+                              human_number(w.exposed_copy_ms), more);
     if (runner != nullptr)
       plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}), "
                               "bubble {:.1f}%",

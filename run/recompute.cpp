@@ -64,20 +64,8 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
           (limit >= 0 && d.peak_memory > limit + 1e-9);
     return out;
   };
-  // One step up for every stage that lies (in part) on a device above its memory; false when
-  // none could move.
-  const auto step = [&](const Schedule& s, const std::vector<bool>& bad) {
-    const Topology topo(s);
-    const int S = s.stages();
-    const int v = s.chunks();
-    std::vector<bool> move(n, false);
-    for (int stage = 0; stage < S; ++stage) {
-      const std::size_t piece =
-          static_cast<int>(n) == S ? static_cast<std::size_t>(stage)
-          : n == 1               ? 0
-                                 : std::min(n - 1, static_cast<std::size_t>(topo.model_position(stage) / v));
-      if (bad[static_cast<std::size_t>(s.stage_device[static_cast<std::size_t>(stage)])]) move[piece] = true;
-    }
+  // One step up for each stage marked; false when none could move.
+  const auto advance = [&](const std::vector<bool>& move) {
     bool moved = false;
     for (std::size_t i = 0; i < n; ++i)
       if (move[i] && at[i] + 1 < ladders[i].size()) {
@@ -85,6 +73,15 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
         moved = true;
       }
     return moved;
+  };
+  // One step up for every stage that lies (in part) on a device above its memory.
+  const auto step = [&](const Schedule& s, const std::vector<bool>& bad) {
+    const Topology topo(s);
+    std::vector<bool> move(n, false);
+    for (int stage = 0; stage < s.stages(); ++stage)
+      if (bad[static_cast<std::size_t>(topo.device_of(stage))])
+        move[static_cast<std::size_t>(cost_piece(topo, stage, static_cast<int>(n)))] = true;
+    return advance(move);
   };
   std::size_t longest = 0;
   for (const auto& l : ladders) longest = std::max(longest, l.size());
@@ -96,13 +93,7 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
       run = run_unchecked(probe);
     } catch (const InfeasibleError&) {
       // A memory-limited search found no order in the room left: recompute everywhere a step.
-      bool moved = false;
-      for (std::size_t i = 0; i < n; ++i)
-        if (at[i] + 1 < ladders[i].size()) {
-          ++at[i];
-          moved = true;
-        }
-      if (!moved) throw;
+      if (!advance(std::vector<bool>(n, true))) throw;
       continue;
     }
     std::vector<bool> bad = over(run.metrics, run.mem_limit);

@@ -51,6 +51,12 @@ std::vector<double> device_factors(const CostSpec& spec, int devices) {
 
 } // namespace
 
+int cost_piece(const Topology& topo, int stage, int pieces) {
+  if (pieces == topo.stages()) return stage;  // per virtual stage (also per device-stage at v = 1)
+  if (pieces <= 1) return 0;
+  return std::min(pieces - 1, topo.model_position(stage) / std::max(1, topo.chunks()));
+}
+
 CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
   const Topology topo(schedule);
   const int S = schedule.stages();
@@ -70,15 +76,10 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
   for (int s = 0; s < S; ++s) {
     StageCosts c;
     int divisor = 1;
-    if (n == S) {  // per virtual stage (when S == p that is also per device-stage, v = 1)
-      c = spec.stages[as_index(s)];
-    } else {
-      // NOTE: a per-device-stage profile describes the model cut into p pieces; a virtual stage
-      // is 1/v of the piece it lies in, so every schedule runs the same model.
-      const int piece = n == 1 ? 0 : std::min(n - 1, topo.model_position(s) / v);
-      c = spec.stages[as_index(piece)];
-      divisor = v;
-    }
+    c = spec.stages[as_index(cost_piece(topo, s, n))];
+    // NOTE: a per-device-stage profile describes the model cut into p pieces; a virtual stage
+    // is 1/v of the piece it lies in, so every schedule runs the same model.
+    if (n != S) divisor = v;
     check_factor(c.factor, fmt::format("{}: stage {}", spec.source, s));
     const int d = schedule.stage_device[as_index(s)];
     const double factor = c.factor * (d >= 0 && d < p ? slow[as_index(d)] : 1.0);

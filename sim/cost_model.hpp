@@ -82,6 +82,12 @@ struct CostModel {
   [[nodiscard]] double memory_delta(Kind kind, int stage) const;
 };
 
+/// Which of `pieces` cost entries a virtual stage of `schedule` takes (`topo` is its topology):
+/// one entry for all, one per virtual stage, or one per device-stage (the model cut into p
+/// pieces; a virtual stage is in the piece its place in the model falls in). The one rule
+/// cost_model_for() and whatever maps per-stage choices (--recompute) follow.
+[[nodiscard]] int cost_piece(const Topology& topo, int stage, int pieces);
+
 /// Expands `spec` over the stages of `schedule`, dividing device-stage costs by its chunks and
 /// multiplying the times of each stage by its `factor` and by the factor of a slow device that
 /// holds it (rounded to the nanosecond). ConfigError for a slow device outside the schedule's
