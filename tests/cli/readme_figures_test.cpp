@@ -1,0 +1,112 @@
+// The README's figures of recomputation, the knobs in plan, planning on the run's comm and the
+// offload beside PipeOffload, rerun from the commands the README gives (each row names its
+// section), so that a typed number cannot drift from what ppsim says.
+#include "tests/cli/cli_harness.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+using namespace ppsim::test;
+using Catch::Contains;
+using json = nlohmann::json;
+
+namespace {
+
+json run_json(std::vector<std::string> args) {
+  args.push_back("--json");
+  const auto r = cli(args);
+  REQUIRE(r.code == 0);
+  return json::parse(r.out);
+}
+
+// x as the README writes it: to one decimal.
+double one_decimal(double x) { return std::round(x * 10) / 10; }
+
+} // namespace
+
+TEST_CASE("the README's recomputation table is what zb-6.2b on h100 gives", "[cli][recompute][readme]") {
+  // README.md, "Recomputation: --recompute": 1F1B, p = 8, m = 24.
+  struct Row {
+    const char* recompute;
+    double makespan_ms, peak_gib, recompute_ms;
+  };
+  for (const Row& row : {Row{"none", 847.9, 37.8, 0}, Row{"selective", 858.4, 24.7, 8.3},
+                         Row{"full:1", 915.2, 31.9, 52.1}, Row{"full:2", 982.5, 26.0, 104.2},
+                         Row{"full:2+selective", 987.6, 19.4, 108.4}, Row{"full", 1110.6, 14.2, 208.5}}) {
+    CAPTURE(row.recompute);
+    const json j = run_json({"simulate", "-s", "1f1b", "-p", "8", "-m", "24", "--model", "zb-6.2b",
+                             "--device", "h100", "--recompute", row.recompute});
+    CHECK(one_decimal(j["makespan_ms"].get<double>()) == row.makespan_ms);
+    CHECK(one_decimal(j["peak_bytes"].get<double>() / 1073741824.0) == row.peak_gib);
+    double most = 0;
+    for (const auto& d : j["per_device"]) most = std::max(most, d.value("recompute_ms", 0.0));
+    CHECK(one_decimal(most) == row.recompute_ms);
+  }
+}
+
+TEST_CASE("the README's plans with knobs are what plan gives", "[cli][plan][readme]") {
+  // README.md, "Recomputation: --recompute": llama3-8b on two h100s, then two gh200s.
+  const json h = run_json({"plan", "--model", "llama3-8b", "--device", "h100", "-p", "2",
+                           "--global-batch", "16"});
+  const json& hb = h["candidates"][h["best"].get<std::size_t>()];
+  CHECK(hb["schedule"] == "interleaved-1f1b");
+  CHECK(hb["chunks"] == 4);
+  CHECK(one_decimal(hb["iteration_time_ms"].get<double>()) == 8789.7);
+  CHECK(hb["recompute"] == "full,full:3+selective,full:4+selective,full:3+selective,full,full:3+selective,full,full");
+  CHECK_THAT(h["why"].get<std::string>(), Contains("+21.2% time over the same shape"));
+  const json g = run_json({"plan", "--model", "llama3-8b", "--device", "gh200", "-p", "2",
+                           "--global-batch", "16"});
+  const json& gb = g["candidates"][g["best"].get<std::size_t>()];
+  CHECK(gb["schedule"] == "looped-bfs");
+  CHECK(one_decimal(gb["iteration_time_ms"].get<double>()) == 7270.6);
+  CHECK(gb["offload"] == "0.95");
+  CHECK(one_decimal(gb["offloaded_bytes"].get<double>() / 1073741824.0) == 311.9);
+  CHECK(gb["exposed_copy_ms"].get<double>() == 0);
+  // and zb-28.3b, where selective recomputation gives zb-auto room
+  const json z = run_json({"plan", "--model", "zb-28.3b", "--device", "h100", "-p", "8",
+                           "--global-batch", "16", "--schedules", "zb-auto"});
+  const json& zb = z["candidates"][z["best"].get<std::size_t>()];
+  CHECK(zb["recompute"] == "selective");
+  CHECK(one_decimal(zb["iteration_time_ms"].get<double>()) == 667.2);
+  CHECK_THAT(z["why"].get<std::string>(), Contains("with --recompute selective, -45.0% time"));
+}
+
+TEST_CASE("the README's comm table is what the schedulers give on that link", "[cli][comm][readme]") {
+  // README.md, "Communication and variability": 8 MB messages over 10 GB/s, p = 4, m = 8.
+  const std::vector<std::string> s{"1f1b", "zb-h1", "zb-h2", "zb-v", "v-half"};
+  struct Row {
+    std::vector<std::string> flags;
+    std::vector<double> cost;
+  };
+  const std::string link = "latency=0.01,bandwidth=10";
+  for (const Row& row : {Row{{"--link", link}, {45.96, 37.96, 28.86, 38.08, 47.56}},
+                         Row{{"--link", link + ",contention=duplex"}, {45.96, 37.96, 28.86, 38.08, 47.87}},
+                         Row{{"--comm-mode", "blocking", "--link", link + ",contention=duplex"},
+                             {48.39, 42.39, 39.39, 51.54, 56.47}}})
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      std::vector<std::string> args{"simulate", "-s", s[i], "-p", "4", "-m", "8", "--costs",
+                                    "F=1,B=1,W=1,act_bytes=8e6,grad_bytes=8e6"};
+      args.insert(args.end(), row.flags.begin(), row.flags.end());
+      CAPTURE(s[i], row.flags);
+      CHECK(std::round(run_json(args)["cost_ms"].get<double>() * 100) / 100 == row.cost[i]);
+    }
+}
+
+TEST_CASE("the README's offload beside PipeOffload is what interleaved 1F1B gives", "[cli][offload][readme]") {
+  // README.md, "Offload": device 0's peak in chunk activations (M_B / 2), v = 2.
+  struct Row {
+    const char* offload;
+    double p4, p8;
+  };
+  for (const Row& row : {Row{"none", 11, 23}, Row{"chunks=0", 6, 10}, Row{"chunks=0-1", 2, 2}})
+    for (const int p : {4, 8}) {
+      CAPTURE(row.offload, p);
+      const json j = run_json({"simulate", "-s", "interleaved-1f1b", "-p", std::to_string(p), "-v", "2",
+                               "-m", std::to_string(4 * p), "--costs", "F=1,B=1,W=1,copy=0",
+                               "--offload", row.offload});
+      CHECK(j["per_device"][0]["peak_memory"].get<double>() * 2 == (p == 4 ? row.p4 : row.p8));
+    }
+}
