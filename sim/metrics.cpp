@@ -180,6 +180,9 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
   Wide total_busy = 0;
   std::vector<char> holds(costs.stage.size(), 0);  // stages of this device, for its state bytes
   const auto copies = copies_by_device(tl);
+  // Off the common path: only a run with recomputed forwards sums them.
+  const bool recomputes = std::any_of(costs.stage.begin(), costs.stage.end(),
+                                      [](const StageCosts& c) { return c.R > 0; });
   for (int d = 0; d < tl.devices; ++d) {
     DeviceMetrics dm;
     dm.device = d;
@@ -193,12 +196,12 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
       });
     double level = 0, peak = 0;
     const auto& mine = copies[static_cast<std::size_t>(d)];
-    for (const TaskRun& r : runs) {
-      dm.busy += r.end - r.start;
-      dm.recompute += std::min(costs.recompute_part(r.task), r.end - r.start);
-      if (mine.empty())
+    for (const TaskRun& r : runs) dm.busy += r.end - r.start;
+    if (recomputes)
+      for (const TaskRun& r : runs) dm.recompute += std::min(costs.recompute_part(r.task), r.end - r.start);
+    if (mine.empty())
+      for (const TaskRun& r : runs)
         for_each_memory_step(r, costs, level, [&](Ticks, double v) { peak = std::max(peak, v); });
-    }
     if (!mine.empty()) {
       copy_memory_steps(tl, costs, mine, d, [&](Ticks, double v) { peak = std::max(peak, v); });
       double host_peak = 0;
