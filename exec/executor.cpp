@@ -4,6 +4,7 @@
 
 #include "exec/plan.hpp"
 #include "model/calibrate.hpp"
+#include "sim/index.hpp"
 
 #include <mpi.h>
 
@@ -26,7 +27,6 @@ namespace ppsim::exec {
 
 namespace {
 
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 int as_int(std::size_t n) { return static_cast<int>(n); }
 
 std::string part_text(const Part& p) { return to_string(Task::make(p.kind, p.stage, p.microbatch)); }
@@ -381,8 +381,6 @@ private:
   std::deque<Outgoing> sent_;  // a deque: the buffers of pending sends never move
   std::unordered_map<std::size_t, std::vector<float>> local_;
 };
-
-
 
 /// The measured timeline of one iteration from every rank's times (rank-major, as gathered);
 /// every message carries `message_bytes`.

@@ -2,6 +2,7 @@
 #include "exec/model.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,8 +13,6 @@
 namespace ppsim::exec {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 /// splitmix64, for data that is the same on every rank and every machine.
 class Stream {

@@ -2,6 +2,7 @@
 #include "exec/plan.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -9,8 +10,6 @@
 namespace ppsim::exec {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 std::string part_text(const Part& p) {
   return to_string(Task::make(p.kind, p.stage, p.microbatch));

@@ -3,6 +3,7 @@
 
 #include "io/numbers.hpp"
 #include "run/measured.hpp"
+#include "sim/index.hpp"
 #include "sim/metrics.hpp"
 #include "viz/metrics_json.hpp"
 
@@ -19,7 +20,6 @@ namespace ppsim::exec {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 ojson error_value(double predicted, double measured) {
   const double e = relative_error(predicted, measured);

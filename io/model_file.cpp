@@ -5,6 +5,7 @@
 #include "io/detail/json_reader.hpp"
 #include "io/text_file.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <array>
 #include <fmt/format.h>
@@ -17,7 +18,6 @@ namespace {
 using nlohmann::json;
 using detail::JsonReader;
 
-constexpr int kMaxLayers = 4096;
 constexpr int kMaxHidden = 1 << 20;
 constexpr int kMaxHeads = 1 << 14;
 constexpr int kMaxSeq = 1 << 22;
@@ -86,8 +86,8 @@ void check_model(const ModelSpec& m, std::string_view where) {
   const auto need = [&](bool ok, const std::string& what) {
     if (!ok) throw ConfigError(fmt::format("{}: {}", where, what));
   };
-  need(m.layers >= 1 && m.layers <= kMaxLayers,
-       fmt::format("layers={} (expected 1..{})", m.layers, kMaxLayers));
+  need(m.layers >= 1 && m.layers <= limits::kMaxLayers,
+       fmt::format("layers={} (expected 1..{})", m.layers, limits::kMaxLayers));
   need(m.hidden >= 1 && m.hidden <= kMaxHidden,
        fmt::format("hidden={} (expected 1..{})", m.hidden, kMaxHidden));
   need(m.heads >= 1 && m.heads <= kMaxHeads,
@@ -120,7 +120,7 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
   const detail::Field fields[] = {
       detail::schema_field(r, "ppsim.model/1"),
       {"name", false, "", [&](const json& v, const std::string& at) { m.name = r.name(v, at); }},
-      {"layers", true, "missing", integer(m.layers, 1, kMaxLayers)},
+      {"layers", true, "missing", integer(m.layers, 1, limits::kMaxLayers)},
       {"hidden", true, "missing", integer(m.hidden, 1, kMaxHidden)},
       {"heads", true, "missing", integer(m.heads, 1, kMaxHeads)},
       {"kv_heads", false, "", integer(m.kv_heads, 1, kMaxHeads)},

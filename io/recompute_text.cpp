@@ -13,7 +13,6 @@ namespace ppsim {
 namespace {
 
 constexpr std::size_t kMaxEntries = static_cast<std::size_t>(limits::kMaxDevices) * 64;
-constexpr int kMaxLayers = 4096;  // as a model file's `layers`
 
 } // namespace
 
@@ -73,7 +72,7 @@ RecomputeSpec parse_recompute(std::string_view text, std::string_view where) {
         else if (rest != "none") throw bad(entry, "the other layers are none or selective");
         count = trim(count.substr(0, plus));
       }
-      s.layers = static_cast<int>(parse_integer(count, fmt::format("{} '{}'", where, excerpt(entry)), 0, kMaxLayers));
+      s.layers = static_cast<int>(parse_integer(count, fmt::format("{} '{}'", where, excerpt(entry)), 0, limits::kMaxLayers));
     }
     spec.stages.push_back(s);
     return true;

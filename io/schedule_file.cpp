@@ -5,6 +5,7 @@
 #include "io/text_file.hpp"
 #include "io/text_parse.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 
 #include <algorithm>
@@ -35,8 +36,6 @@ constexpr int kMaxStages = 65'536;
 using limits::kMaxDevices;
 using limits::kMaxMicrobatches;
 using limits::kMaxStageMicrobatches;
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 bool ends_with_nocase(std::string_view text, std::string_view suffix) {
   if (text.size() < suffix.size()) return false;
@@ -215,7 +214,6 @@ std::optional<std::string> parse_pytorch_action(std::string_view text, Task& tas
   task = Task::overlapped(f.stage, f.microbatch, b.kind, b.stage, b.microbatch);
   return std::nullopt;
 }
-
 
 bool is_schedule_file(std::string_view name_or_path) {
   return ends_with_nocase(name_or_path, ".csv") || ends_with_nocase(name_or_path, ".json");

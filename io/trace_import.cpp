@@ -8,6 +8,7 @@
 #include "io/text_file.hpp"
 #include "io/text_parse.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 
 #include <algorithm>
@@ -31,8 +32,6 @@ namespace ppsim {
 namespace {
 
 using nlohmann::json;
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 // ------------------------------------------------------------------------------------------
 // Bytes in: a file (plain or gzip, through zlib, which reads both) or a text in memory, with the

@@ -11,7 +11,6 @@
 
 namespace ppsim {
 
-using detail::ix;
 using detail::kNoRun;
 
 using detail::durations_by_stage;

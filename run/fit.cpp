@@ -10,7 +10,6 @@
 
 namespace ppsim {
 
-using detail::ix;
 using detail::kNoRun;
 
 using detail::durations_by_stage;

@@ -17,7 +17,6 @@
 
 namespace ppsim {
 
-using detail::ix;
 using detail::kNoRun;
 
 namespace {

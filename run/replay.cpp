@@ -14,7 +14,6 @@
 
 namespace ppsim {
 
-using detail::ix;
 using detail::kNoRun;
 
 using detail::record_messages;

@@ -11,6 +11,7 @@
 #include "schedules/registry.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 #include "sim/schedule.hpp"
 
 #include <algorithm>
@@ -261,7 +262,7 @@ void check_memory(const RunRequest& rq, const Run& run) {
   const IterationOptions& iterations = rq.iterations;
   if (mem_limit >= 0) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
-      if (d.peak_memory > mem_limit + 1e-9)
+      if (d.peak_memory > mem_limit + limits::kMemEps)
         throw InfeasibleError(fmt::format(
             "{}: device {} peaks at {} M_B, above --mem-limit {} ({} M_B)", run.schedule.name,
             d.device, human_number(d.peak_memory),
@@ -271,7 +272,7 @@ void check_memory(const RunRequest& rq, const Run& run) {
     // Overlapping iterations (post-validation) may hold more than one iteration's peak.
     const auto& peaks = run.iterations.peak_memory;
     for (std::size_t d = 0; d < peaks.size(); ++d) {
-      if (peaks[d] > mem_limit + 1e-9)
+      if (peaks[d] > mem_limit + limits::kMemEps)
         throw InfeasibleError(fmt::format(
             "{}: device {} peaks at {} M_B over {} iterations ({}), above --mem-limit {} "
             "({} M_B)",

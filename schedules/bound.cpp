@@ -45,6 +45,8 @@
 #include "schedules/bound.hpp"
 
 #include "sim/dependencies.hpp"
+#include "sim/index.hpp"
+#include "sim/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -56,9 +58,6 @@ namespace ppsim {
 namespace {
 
 constexpr Ticks kInf = std::numeric_limits<Ticks>::max();
-constexpr double kEps = 1e-9;  // the tolerance of run_request's limit check
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 // Saturating sums: inputs may go up to limits::kMaxMs each.
 Ticks add(Ticks a, Ticks b) { return a > kInf - b ? kInf : a + b; }
@@ -95,7 +94,7 @@ Ticks most_value(std::vector<Item> items, double limit) {
   std::vector<Item> weighted;
   for (const Item& it : items) {
     if (it.count <= 0 || it.value <= 0) continue;
-    if (limit < 0 || it.weight <= kEps) {
+    if (limit < 0 || it.weight <= limits::kMemEps) {
       total = add(total, it.value > kInf / it.count ? kInf : it.value * it.count);
     } else {
       weighted.push_back(it);
@@ -110,11 +109,11 @@ Ticks most_value(std::vector<Item> items, double limit) {
   });
   const bool same_weight =
       std::all_of(weighted.begin(), weighted.end(),
-                  [&](const Item& it) { return std::abs(it.weight - weighted.front().weight) <= kEps; });
+                  [&](const Item& it) { return std::abs(it.weight - weighted.front().weight) <= limits::kMemEps; });
   double room = limit;
   if (same_weight) {  // exact: the k most valuable items, k = how many fit
     const double w = weighted.front().weight;
-    auto k = static_cast<long long>(std::floor(room / w + kEps));
+    auto k = static_cast<long long>(std::floor(room / w + limits::kMemEps));
     std::sort(weighted.begin(), weighted.end(),
               [](const Item& x, const Item& y) { return x.value > y.value; });
     for (const Item& it : weighted) {
@@ -126,8 +125,8 @@ Ticks most_value(std::vector<Item> items, double limit) {
     return total;
   }
   for (const Item& it : weighted) {  // fractional: fill by ratio, the last item in part
-    if (room <= kEps) break;
-    const auto fit = static_cast<long long>(std::floor(room / it.weight + kEps));
+    if (room <= limits::kMemEps) break;
+    const auto fit = static_cast<long long>(std::floor(room / it.weight + limits::kMemEps));
     const long long take = std::min(fit, it.count);
     total = add(total, it.value > kInf / std::max(1LL, take) ? kInf : it.value * take);
     room -= static_cast<double>(take) * it.weight;
@@ -149,9 +148,9 @@ Ticks most_pending_one_stage(const StageParts& sp, double mb, double mw, double 
   Ticks best = 0;
   for (long long nb = 0; nb <= sp.items; ++nb) {
     const double room = limit - static_cast<double>(nb) * std::max(0.0, mb);
-    if (room < -kEps) break;
+    if (room < -limits::kMemEps) break;
     long long nw = sp.items - nb;
-    if (mw > kEps) nw = std::min(nw, static_cast<long long>(std::floor(room / mw + kEps)));
+    if (mw > limits::kMemEps) nw = std::min(nw, static_cast<long long>(std::floor(room / mw + limits::kMemEps)));
     best = std::max(best, add(back * nb, w * std::max(0LL, nw)));
   }
   return best;
@@ -162,22 +161,22 @@ Ticks most_pending_one_stage(const StageParts& sp, double mb, double mw, double 
 // releases all of M_B (BW), else B releases M_B - M_W and W the rest.
 Ticks in_flight_span(long long n, Ticks f, Ticks trip, Ticks w, Ticks w_after, double mb,
                      double mw, bool fused, double limit) {
-  if (limit < 0 || n < 1 || mb <= kEps || trip == kInf) return 0;
+  if (limit < 0 || n < 1 || mb <= limits::kMemEps || trip == kInf) return 0;
   std::vector<Ticks> start(static_cast<std::size_t>(n), 0);
   const auto at = [&](long long i) { return start[static_cast<std::size_t>(i)]; };
   for (long long j = 1; j < n; ++j) {
     Ticks fj = add(at(j - 1), f);
     const double need = static_cast<double>(j + 1) * mb - limit;
-    if (need > kEps) {
-      const auto nb = static_cast<long long>(std::ceil(need / mb - kEps));
+    if (need > limits::kMemEps) {
+      const auto nb = static_cast<long long>(std::ceil(need / mb - limits::kMemEps));
       if (nb > j) return 0;  // not even one micro-batch fits: the generator refuses it
-      if (fused || mw <= kEps) {
+      if (fused || mw <= limits::kMemEps) {
         fj = std::max(fj, add(at(nb - 1), trip));
       } else {
         // with b B ended, the fewest W: w(b) M_W >= need - b (M_B - M_W); cost(b) falls then
         // rises in b, so the least lies where the W term stops dominating
         const auto w_of = [&](long long b) {
-          return static_cast<long long>(std::ceil((need - static_cast<double>(b) * (mb - mw)) / mw - kEps));
+          return static_cast<long long>(std::ceil((need - static_cast<double>(b) * (mb - mw)) / mw - limits::kMemEps));
         };
         const auto cost = [&](long long b) -> Ticks {
           const long long wb = w_of(b);
@@ -344,12 +343,12 @@ CostBound cost_lower_bound(const Schedule& s, const CostModel& costs, double mem
     if (sp.w_fused || sp.w_task_min == kInf || sp.items < 1) continue;
     const double mb = costs.memory_delta(Kind::F, stages[0]);
     const double mw = -costs.memory_delta(Kind::W, stages[0]);
-    if (mw <= kEps) continue;
+    if (mw <= limits::kMemEps) continue;
     const auto n = static_cast<double>(sp.items);
     double need = (mb + (n - 1) * mw - mem_limit) / mw;
     if (mw > mb) need = std::max(need, (n * mw - mem_limit) / mw);
     const auto forced = static_cast<long long>(
-        std::clamp(std::ceil(need - kEps), 0.0, static_cast<double>(sp.items - 1)));
+        std::clamp(std::ceil(need - limits::kMemEps), 0.0, static_cast<double>(sp.items - 1)));
     k_work[ix(k)] = add(k_work[ix(k)], sp.w_task_min * forced);
   }
   // The devices k tried: all of them, or on a long pipeline the 64 with the most such work
@@ -436,7 +435,7 @@ CostBound cost_lower_bound(const Schedule& s, const CostModel& costs, double mem
       db.tail_idle = sub_pos(tail[ix(d)], most_pending);
       Ticks span = add(add(db.busy, db.head_idle), db.tail_idle);
       const bool all_forwards_first =
-          !has_fb[ix(d)] && (mem_limit < 0 || f_memory <= mem_limit + kEps);
+          !has_fb[ix(d)] && (mem_limit < 0 || f_memory <= mem_limit + limits::kMemEps);
       if (all_forwards_first) {
         const Ticks backward_work = sub_pos(db.busy, f_work);
         const Ticks b = std::max({db.busy, add(head[ix(d)], backward_work), add(f_work, tail[ix(d)])});

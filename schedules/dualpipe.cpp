@@ -1,6 +1,7 @@
 // DualPipe and DualPipeV (DeepSeek-V3 report; deepseek-ai/DualPipe): pipelines of overlapped F&B.
 #include "schedules/detail/generators.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,8 +11,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
 // One of a device's two directions, as DualPipe's reference calls them: "phase 0" is the stage
 // this device's route reaches first, "phase 1" the other; each runs its micro-batches in order.
@@ -46,9 +45,9 @@ public:
   }
 
 private:
-  int stage(int ph) const { return phases_[at(ph)].stage; }
-  int next_f(int ph) { return phases_[at(ph)].microbatches[at(f_[at(ph)]++)]; }
-  int next_b(int ph) { return phases_[at(ph)].microbatches[at(b_[at(ph)]++)]; }
+  int stage(int ph) const { return phases_[ix(ph)].stage; }
+  int next_f(int ph) { return phases_[ix(ph)].microbatches[ix(f_[ix(ph)]++)]; }
+  int next_b(int ph) { return phases_[ix(ph)].microbatches[ix(b_[ix(ph)]++)]; }
 
   const std::array<Phase, 2>& phases_;
   std::vector<Task>& out_;
@@ -104,23 +103,23 @@ void write_dualpipe_steps(DeviceOrder& o, int n, int r, int c) {
 // Fills s.order: each device's two stages become phases 0 and 1 by their place on their routes.
 void build_dualpipe(Schedule& s, int half_ranks) {
   const Topology topo(s);
-  std::vector<std::vector<Phase>> phases(at(s.devices));
+  std::vector<std::vector<Phase>> phases(ix(s.devices));
   for (std::size_t route = 0; route < s.routes.size(); ++route) {
     std::vector<int> mbs;
     for (int j = 0; j < s.microbatches; ++j)
       if (topo.route_of(j) == static_cast<int>(route)) mbs.push_back(j);
     const auto& stages = s.routes[route];
     for (std::size_t k = 0; k < stages.size(); ++k)
-      phases[at(topo.device_of(stages[k]))].push_back(
+      phases[ix(topo.device_of(stages[k]))].push_back(
           Phase{stages[k], static_cast<int>(k), mbs});
   }
   for (int d = 0; d < s.devices; ++d) {
-    auto& mine = phases[at(d)];
+    auto& mine = phases[ix(d)];
     std::sort(mine.begin(), mine.end(),
               [](const Phase& a, const Phase& b) { return a.position < b.position; });
     const std::array<Phase, 2> two{mine[0], mine[1]};
     const int per_phase = static_cast<int>(two[0].microbatches.size());
-    DeviceOrder o(two, s.order[at(d)]);
+    DeviceOrder o(two, s.order[ix(d)]);
     write_dualpipe_steps(o, half_ranks, two[0].position, per_phase);
   }
 }
@@ -170,7 +169,7 @@ Schedule make_dualpipe(const ScheduleSpec& spec) {
     reverse_route.push_back(p + k);
   }
   s.routes = {std::move(forward_route), std::move(reverse_route)};
-  for (int j = 0; j < m; ++j) s.microbatch_route[at(j)] = j < m / 2 ? 0 : 1;
+  for (int j = 0; j < m; ++j) s.microbatch_route[ix(j)] = j < m / 2 ? 0 : 1;
   build_dualpipe(s, p / 2);
   return s;
 }

@@ -2,6 +2,7 @@
 #include "schedules/detail/generators.hpp"
 #include "schedules/detail/one_f_one_b.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 
 #include <algorithm>
@@ -10,8 +11,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
 // The chunks v of a looped schedule (0 = the default 2).
 int looped_chunks(const ScheduleSpec& spec) { return spec.chunks == 0 ? 2 : spec.chunks; }
@@ -74,15 +73,15 @@ Schedule make_interleaved_1f1b(const ScheduleSpec& spec) {
   const Topology topo(s);
   const int total = v * m;  // virtual micro-batches per device
   for (int d = 0; d < p; ++d) {
-    auto& out = s.order[at(d)];
-    out.reserve(at(2 * total));
+    auto& out = s.order[ix(d)];
+    out.reserve(ix(2 * total));
     // Megatron's get_model_chunk_id, and the micro-batch that chunk is at.
     auto task = [&](Kind kind, int k) {
       const int in_group = k % (p * v);
       int chunk = in_group / p;
       if (kind != Kind::F) chunk = v - 1 - chunk;
       const int mb = (k / (p * v)) * p + in_group % p;
-      return Task::make(kind, topo.device_stages(d)[at(chunk)], mb);
+      return Task::make(kind, topo.device_stages(d)[ix(chunk)], mb);
     };
     const int warmup = std::min(2 * (p - 1 - d) + (v - 1) * p, total);
     // warm-up: forwards only
@@ -117,15 +116,15 @@ Schedule make_looped_bfs(const ScheduleSpec& spec) {
   Schedule s = make_pipeline(std::string(name), p, m, loop_placement(p, v));
   const Topology topo(s);
   for (int d = 0; d < p; ++d) {
-    auto& out = s.order[at(d)];
-    out.reserve(at(2 * v * m));
+    auto& out = s.order[ix(d)];
+    out.reserve(ix(2 * v * m));
     // forward: breadth first, chunk by chunk
     for (int c = 0; c < v; ++c)
-      for (int j = 0; j < m; ++j) out.push_back(Task::make(Kind::F, topo.device_stages(d)[at(c)], j));
+      for (int j = 0; j < m; ++j) out.push_back(Task::make(Kind::F, topo.device_stages(d)[ix(c)], j));
     // backward: breadth first, last chunk first
     for (int c = v - 1; c >= 0; --c)
       for (int j = 0; j < m; ++j)
-        out.push_back(Task::make(Kind::BW, topo.device_stages(d)[at(c)], j));
+        out.push_back(Task::make(Kind::BW, topo.device_stages(d)[ix(c)], j));
   }
   return s;
 }

@@ -17,6 +17,8 @@
 
 #include "schedules/bound.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
+#include "sim/limits.hpp"
 #include "sim/time.hpp"
 
 #include <algorithm>
@@ -33,10 +35,7 @@ constexpr int kMaxDevices = 6;
 constexpr int kMaxMicrobatches = 12;
 // Above every time of the search: those are at most the sum of all durations and messages,
 // bounded by limits::kMaxTotalTicks (a quarter of the range) before the search starts.
-constexpr Ticks kInf = std::numeric_limits<Ticks>::max() / 2;
-constexpr double kEps = 1e-9;
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+constexpr Ticks kNoCost = std::numeric_limits<Ticks>::max() / 2;
 
 enum Wait : signed char { kNone = -1, kF = 0, kB = 1 };
 
@@ -62,13 +61,13 @@ public:
       first_[ix(d)] = d == 0 ? 0 : first_[ix(d - 1)] + f_[ix(d - 1)] + comm_;
       // Before the last B all m F and m - 1 B are done: M_B + (m - 1) M_W, less M_W per W.
       const double mb = mb_[ix(d)], mw = mw_[ix(d)];
-      if (limit >= 0 && mw > kEps) {
+      if (limit >= 0 && mw > limits::kMemEps) {
         double need = (mb + (m - 1) * mw - limit) / mw;
         if (mw > mb) need = std::max(need, (m * mw - limit) / mw);
-        forced_w_[ix(d)] = static_cast<int>(std::clamp(std::ceil(need - kEps), 0.0, m - 1.0));
+        forced_w_[ix(d)] = static_cast<int>(std::clamp(std::ceil(need - limits::kMemEps), 0.0, m - 1.0));
       }
     }
-    best_ = options.known_cost >= 0 ? options.known_cost : kInf;
+    best_ = options.known_cost >= 0 ? options.known_cost : kNoCost;
   }
 
   Optimum run(Ticks root_bound) {
@@ -90,7 +89,7 @@ public:
     Optimum o;
     o.proven = !aborted_;
     o.nodes = nodes_;
-    o.cost = best_ >= kInf ? -1 : best_;
+    o.cost = best_ >= kNoCost ? -1 : best_;
     if (!best_order_.empty()) {
       o.schedule = make_pipeline("optimum", p_, m_, loop_placement(p_, 1));
       o.schedule.order = best_order_;
@@ -173,12 +172,12 @@ private:
         // its W releases M_B, so at least `need_b` B are done, and with at most k B, `need_w` W.
         const double mb = mb_[ix(d)], mw = mw_[ix(d)];
         const double room = (k + 1) * mb - limit_;
-        if (limit_ >= 0 && room > kEps && mb > kEps) {
-          const int need_b = static_cast<int>(std::ceil(room / mb - kEps));
+        if (limit_ >= 0 && room > limits::kMemEps && mb > limits::kMemEps) {
+          const int need_b = static_cast<int>(std::ceil(room / mb - limits::kMemEps));
           if (need_b > s.b[ix(d)] && need_b <= k)
             es = std::max(es, es_b_[at(d, need_b - 1)] + b_[ix(d)]);
-          if (mw > kEps) {
-            const int need_w = static_cast<int>(std::ceil((room - k * (mb - mw)) / mw - kEps));
+          if (mw > limits::kMemEps) {
+            const int need_w = static_cast<int>(std::ceil((room - k * (mb - mw)) / mw - limits::kMemEps));
             if (need_w > s.w[ix(d)] && need_w <= k)
               es = std::max(es, es_w_[at(d, need_w - 1)] + w_[ix(d)]);
           }
@@ -283,21 +282,21 @@ private:
     // (a W feeds no other task), so some optimal order never leaves such a gap.
     const bool w_next = wd < bd;
     const auto fits_w = [&](Ticks earliest) { return w_next && clock + w_[ix(d)] <= earliest; };
-    if (fd < m_ && lvl + mb_[ix(d)] <= limit_ + kEps) {
+    if (fd < m_ && lvl + mb_[ix(d)] <= limit_ + limits::kMemEps) {
       Ticks ready = clock, earliest = clock;
       if (d > 0) {
         const bool there = s.f[ix(d - 1)] > fd;
-        ready = there ? std::max(clock, end_f(d - 1, fd) + comm_) : kInf;
+        ready = there ? std::max(clock, end_f(d - 1, fd) + comm_) : kNoCost;
         earliest = there ? ready : std::max(clock, s.clock[ix(d - 1)] + f_[ix(d - 1)] + comm_);
       }
       if (!fits_w(earliest)) options[ix(n++)] = {ready, 0};
     }
     const double rise = mw_[ix(d)] - mb_[ix(d)];
-    if (bd < fd && (rise <= 0 || lvl + rise <= limit_ + kEps)) {
+    if (bd < fd && (rise <= 0 || lvl + rise <= limit_ + limits::kMemEps)) {
       Ticks ready = clock, earliest = clock;
       if (d + 1 < p_) {
         const bool there = s.b[ix(d + 1)] > bd;
-        ready = there ? std::max(clock, end_b(d + 1, bd) + comm_) : kInf;
+        ready = there ? std::max(clock, end_b(d + 1, bd) + comm_) : kNoCost;
         earliest = there ? ready : std::max(clock, s.clock[ix(d + 1)] + b_[ix(d + 1)] + comm_);
       }
       if (!fits_w(earliest)) options[ix(n++)] = {ready, 1};
@@ -326,7 +325,7 @@ private:
   std::vector<Ticks> end_f_, end_b_, es_f_, es_b_, es_w_;
   std::vector<std::pair<Ticks, Ticks>> starts_;
   std::vector<std::vector<Task>> order_, best_order_;
-  Ticks best_{kInf};
+  Ticks best_{kNoCost};
   Ticks root_{0};
   std::int64_t nodes_{0};
   std::int64_t node_limit_{0};
@@ -362,7 +361,7 @@ Optimum optimal_zero_bubble(int devices, int microbatches, const CostModel& cost
   for (int d = 0; d < devices; ++d) {
     const double mb = costs.memory_delta(Kind::F, d);
     const double rise = std::max(0.0, -costs.memory_delta(Kind::W, d) - mb);
-    if (mem_limit >= 0 && mb + rise > mem_limit + kEps) return Optimum{-1, true, {}, 0};
+    if (mem_limit >= 0 && mb + rise > mem_limit + limits::kMemEps) return Optimum{-1, true, {}, 0};
   }
   Search search(devices, microbatches, costs, mem_limit, options);
   return search.run(options.use_lower_bound ? cost_lower_bound(tasks, costs, mem_limit).cost : 0);

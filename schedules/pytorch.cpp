@@ -1,6 +1,7 @@
 // PyTorch's fixed-order schedules (torch.distributed.pipelining): interleaved zero bubble and ZB-V.
 #include "schedules/detail/generators.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 
 #include <algorithm>
@@ -10,8 +11,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
 constexpr std::optional<Task> kIdle = std::nullopt;
 
@@ -32,8 +31,8 @@ Schedule from_slots(std::string name, int p, int m, std::vector<int> placement,
                     const std::vector<PaddedRow>& slots) {
   Schedule s = make_pipeline(std::move(name), p, m, std::move(placement));
   for (int d = 0; d < p; ++d)
-    for (const auto& slot : slots[at(d)])
-      if (slot) s.order[at(d)].push_back(*slot);
+    for (const auto& slot : slots[ix(d)])
+      if (slot) s.order[ix(d)].push_back(*slot);
   return s;
 }
 
@@ -45,8 +44,8 @@ Schedule from_slots(std::string name, int p, int m, std::vector<int> placement,
 std::vector<PaddedRow> add_bubbles(const std::vector<PaddedRow>& rows, int stages, int m) {
   std::vector<PaddedRow> out(rows.size());
   std::vector<std::size_t> next(rows.size(), 0);
-  std::vector<bool> forward_done(at(stages) * at(m), false);
-  const auto done = [&](int stage, int mb) { return forward_done[at(stage) * at(m) + at(mb)]; };
+  std::vector<bool> forward_done(ix(stages) * ix(m), false);
+  const auto done = [&](int stage, int mb) { return forward_done[ix(stage) * ix(m) + ix(mb)]; };
   std::vector<std::size_t> taken_now;  // indices into forward_done, merged after the tick
   while (true) {
     bool any_left = false, advanced = false;
@@ -63,7 +62,7 @@ std::vector<PaddedRow> add_bubbles(const std::vector<PaddedRow>& rows, int stage
       }
       out[r].push_back(slot);
       if (slot && slot->kind == Kind::F)
-        taken_now.push_back(at(slot->stage) * at(m) + at(slot->microbatch));
+        taken_now.push_back(ix(slot->stage) * ix(m) + ix(slot->microbatch));
       ++next[r];
       advanced = true;
     }
@@ -100,9 +99,9 @@ void check_interleaved_zb(std::string_view name, const ScheduleSpec& spec) {
 std::vector<PaddedRow> interleaved_zb_slots(const ScheduleSpec& spec) {
   const int p = spec.devices, m = spec.microbatches, v = zb_chunks(spec);
   const int per_round = rounds_of(p, m).per_round;
-  std::vector<PaddedRow> rows(at(p));
+  std::vector<PaddedRow> rows(ix(p));
   for (int d = 0; d < p; ++d) {
-    PaddedRow& row = rows[at(d)];
+    PaddedRow& row = rows[ix(d)];
     // warm-up: (v-1) rounds of forwards and one more per hop to the last device (Megatron's
     // interleaved 1F1B takes two per hop; the deferred W fill what the second would)
     const int warmup = std::min((v - 1) * per_round + (p - 1 - d), v * m);
@@ -110,19 +109,19 @@ std::vector<PaddedRow> interleaved_zb_slots(const ScheduleSpec& spec) {
     const auto backward_stage = [&](int k) {
       return (v - 1 - ((k - warmup) / per_round) % v) * p + d;
     };
-    std::vector<int> f(at(v), 0), b(at(v), 0), w(at(v), 0);  // per chunk: next micro-batch
+    std::vector<int> f(ix(v), 0), b(ix(v), 0), w(ix(v), 0);  // per chunk: next micro-batch
     std::vector<int> backwards;  // the stage of each backward issued, for the W queue
     std::size_t weights = 0;
     const auto emit = [&](Kind kind, int stage, std::vector<int>& count) {
-      row.push_back(Task::make(kind, stage, count[at(stage / p)]++));
+      row.push_back(Task::make(kind, stage, count[ix(stage / p)]++));
     };
     const auto emit_w = [&] { emit(Kind::W, backwards[weights++], w); };
-    row.assign(at(d), kIdle);  // lock-step: device d starts d slots late
+    row.assign(ix(d), kIdle);  // lock-step: device d starts d slots late
     for (int k = 0; k < v * m + warmup; ++k) {
       if (k < warmup) {
         emit(Kind::F, forward_stage(k), f);
         // wait for the first backward to come back
-        if (k == warmup - 1) row.insert(row.end(), at(p - 1 - d), kIdle);
+        if (k == warmup - 1) row.insert(row.end(), ix(p - 1 - d), kIdle);
         continue;
       }
       // steady: F, B (and W); cool-down: B (and W)
@@ -167,15 +166,15 @@ void check_zbv_pytorch(std::string_view name, const ScheduleSpec& spec) {
 std::vector<PaddedRow> zbv_pytorch_slots(const ScheduleSpec& spec) {
   const int p = spec.devices, m = spec.microbatches;
   const int n = std::max(2 * p - 1, m);
-  std::vector<PaddedRow> rows(at(p));
+  std::vector<PaddedRow> rows(ix(p));
   for (int d = 0; d < p; ++d) {
-    PaddedRow& row = rows[at(d)];
+    PaddedRow& row = rows[ix(d)];
     const int c0 = d, c1 = 2 * p - 1 - d;
     int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
     const auto put = [&](Kind kind, int stage, int mb) {
       row.push_back(mb < m ? std::optional<Task>(Task::make(kind, stage, mb)) : kIdle);
     };
-    row.assign(at(d), kIdle);  // lock-step: device d starts d slots late
+    row.assign(ix(d), kIdle);  // lock-step: device d starts d slots late
     // warm-up 1: chunk-0 forwards down the V
     for (int i = 0; i < 2 * (p - d) - 1; ++i) put(Kind::F, c0, f0++);
     // warm-up 2: F1 F0, the chunk-1 forwards coming back up the V

@@ -1,8 +1,10 @@
 // V-shape schedules on two chunks per device: ZB-V (Qi et al., ICLR 2024, sec. 6) and V-Half /
 // V-Min (Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024).
 #include "schedules/detail/generators.hpp"
+#include "schedules/detail/zb_auto.hpp"
 #include "schedules/detail/zbv_greedy.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,9 +27,6 @@ void check_v_shape(std::string_view name, const ScheduleSpec& spec) {
 }
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
-std::size_t ix(long long i) { return static_cast<std::size_t>(i); }
 
 CostModel costs_for(const ScheduleSpec& spec, const Schedule& skeleton) {
   static const CostSpec unit{};
@@ -410,42 +409,6 @@ detail::VRun run_from_blocks(std::string_view name, const detail::VProblem& pb,
 
 namespace {
 
-// The highest running memory of any device along its order (the simulator's peak: a device
-// runs one task at a time, so its memory steps in its order).
-double order_peak_memory(const Schedule& s, const CostModel& costs) {
-  double peak = 0;
-  for (const auto& device : s.order) {
-    double cur = 0;
-    for (const Task& t : device) {
-      for_each_half(t, [&](Kind kind, int stage, int) { cur += costs.memory_delta(kind, stage); });
-      peak = std::max(peak, cur);
-    }
-  }
-  return peak;
-}
-
-// ZB-H1's peak memory on the same model and costs: zb-v's default limit (p M_B when M_W <= M_B;
-// 2p M_B for the seed's MLP, where B raises memory).
-double zb_h1_peak(const ScheduleSpec& spec) {
-  const Schedule h1 = make_zb_h1({.devices = spec.devices, .microbatches = spec.microbatches});
-  static const CostSpec unit{};
-  const CostSpec& given = spec.costs != nullptr ? *spec.costs : unit;
-  if (given.stages.size() != 2 * ix(spec.devices) || spec.devices == 1)
-    return order_peak_memory(h1, cost_model_for(given, h1));
-  // NOTE: costs per virtual stage of the V's model (2p pieces): ZB-H1's device-stage k holds
-  // the pieces 2k and 2k+1 of the same model
-  CostSpec pieces = given;
-  pieces.stages.clear();
-  for (std::size_t k = 0; k < ix(spec.devices); ++k) {
-    StageCosts c = given.stages[2 * k];
-    c.MB += given.stages[2 * k + 1].MB;
-    c.MW += given.stages[2 * k + 1].MW;
-    pieces.stages.push_back(c);
-  }
-  return order_peak_memory(h1, cost_model_for(pieces, h1));
-}
-
-
 // The variants of the greedy that ppsim searches, in order: the authors' four fill_b x fill_f
 // combinations with main's and with arxiv's balancing, each with their re-runs (so zb-v is never
 // worse than either), then single adaptive passes that won in a measurement over 720 cases
@@ -569,7 +532,9 @@ Schedule make_from_blocks(std::string_view name, const ScheduleSpec& spec, Block
 // NOTE: any m >= 1 is accepted; below 2p-1 micro-batches the warm-up is shorter than the full
 // pattern and some bubble remains.
 double zb_v_memory_limit(const ScheduleSpec& spec) {
-  return spec.mem_limit >= 0 ? spec.mem_limit : zb_h1_peak(spec);
+  // NOTE: the V's model is cut into 2p pieces, two per ZB-H1 device-stage
+  return spec.mem_limit >= 0 ? spec.mem_limit
+                             : detail::zb_h1_peak(spec, spec.devices == 1 ? 1 : 2);
 }
 
 Schedule make_zb_v(const ScheduleSpec& spec) {

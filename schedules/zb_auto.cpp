@@ -6,6 +6,7 @@
 #include "schedules/detail/zb_auto.hpp"
 #include "schedules/detail/zb_greedy.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
@@ -25,12 +26,9 @@ namespace detail {
 
 namespace {
 
-constexpr double kEps = 1e-9;
 constexpr Ticks kNoCutoff = std::numeric_limits<Ticks>::max();
 constexpr double kLadderWork = 4e8;  // tasks the walk down may place at worst
 constexpr double kThreadWork = 2e5;  // tasks the chains place at one limit, to go parallel
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 // A handcrafted schedule of the placement with its peak, and its score once timed.
 struct Seed {
@@ -72,7 +70,7 @@ double order_peak(const Schedule& s, const CostModel& costs) {
   for (const auto& device : s.order) {
     double mem = 0;
     for (const Task& t : device) {
-      mem += costs.memory_delta(t.kind, t.stage);
+      for_each_half(t, [&](Kind kind, int stage, int) { mem += costs.memory_delta(kind, stage); });
       peak = std::max(peak, mem);
     }
   }
@@ -218,7 +216,7 @@ public:
   std::optional<double> find(std::size_t chain, const ZbFlags& flags, double at) {
     const std::lock_guard lock(mutex_);
     for (const RunEntry& e : entries_)
-      if (e.chain < chain && e.accepted <= at + kEps && at <= e.at + kEps && same_run(e, flags))
+      if (e.chain < chain && e.accepted <= at + limits::kMemEps && at <= e.at + limits::kMemEps && same_run(e, flags))
         return e.accepted;
     return std::nullopt;
   }
@@ -299,7 +297,7 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
 
   std::vector<Seed> seeds = options.seeds ? make_seeds(skeleton, costs) : std::vector<Seed>{};
   for (const Seed& s : seeds) least = std::min(least, s.peak);
-  if (!(limit + kEps >= least))
+  if (!(limit + limits::kMemEps >= least))
     throw InfeasibleError(fmt::format(
         "{}: memory limit {:g} M_B is below the least that works, {:g} M_B (one micro-batch's "
         "activations on all stages of a device; devices={}, chunks={}, microbatches={})",
@@ -336,7 +334,7 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   double step = std::numeric_limits<double>::infinity();
   for (int st = 0; st < skeleton.stages(); ++st)
     for (const Kind k : {Kind::F, Kind::B, Kind::W})
-      if (const double dm = std::abs(costs.memory_delta(k, st)); dm > kEps)
+      if (const double dm = std::abs(costs.memory_delta(k, st)); dm > limits::kMemEps)
         step = std::min(step, dm);
   const double per_step = 3.0 * static_cast<double>(skeleton.stages()) * skeleton.microbatches *
                           static_cast<double>(chains.size());
@@ -359,12 +357,12 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
       const ZbProblem& pb = problems[ix(chain.problem)];
       RunLog& log = logs[ix(chain.group)];
       double at = limit;
-      while (at + kEps >= std::max(walk_floor, pb.warmup_memory()) &&
+      while (at + limits::kMemEps >= std::max(walk_floor, pb.warmup_memory()) &&
              pb.memory_bound(at) <= best_now().score.cost) {
         // the same run made by an earlier chain needs no repeating
         if (const auto lower = log.find(c, chain.flags, at)) {
           if (!options.ladder) break;
-          at = *lower - 10 * kEps;
+          at = *lower - 10 * limits::kMemEps;
           continue;
         }
         // NOTE: a run that can only tie this chain's best gives up too (the chain keeps its
@@ -395,7 +393,7 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
             best = Best{here.score, c};
         }
         if (!options.ladder) break;
-        at = out.accepted - 10 * kEps;
+        at = out.accepted - 10 * limits::kMemEps;
       }
     }
   };
@@ -419,7 +417,7 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   // the handcrafted schedules that fit, timed only as far as they can still win
   std::optional<std::size_t> best_seed;
   for (std::size_t i = 0; i < seeds.size(); ++i) {
-    if (!(seeds[i].peak <= limit + kEps)) continue;
+    if (!(seeds[i].peak <= limit + limits::kMemEps)) continue;
     const Score bar = best_seed ? seeds[*best_seed].score
                       : best_chain ? found[*best_chain].score
                                    : Score{kNoCutoff, kNoCutoff};
@@ -465,6 +463,26 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   return schedule_of(problems[ix(chain.problem)], std::move(record), std::string(name));
 }
 
+double zb_h1_peak(const ScheduleSpec& spec, int pieces) {
+  const Schedule h1 = make_zb_h1({.devices = spec.devices, .microbatches = spec.microbatches});
+  static const CostSpec unit{};
+  const CostSpec& given = spec.costs != nullptr ? *spec.costs : unit;
+  const std::size_t p = ix(spec.devices), v = ix(std::max(1, pieces));
+  if (v == 1 || given.stages.size() != v * p) return order_peak(h1, cost_model_for(given, h1));
+  // NOTE: ZB-H1's device-stage k holds the pieces k v .. k v + v - 1 of the same model
+  CostSpec merged = given;
+  merged.stages.clear();
+  for (std::size_t k = 0; k < p; ++k) {
+    StageCosts c = given.stages[k * v];
+    for (std::size_t j = 1; j < v; ++j) {
+      c.MB += given.stages[k * v + j].MB;
+      c.MW += given.stages[k * v + j].MW;
+    }
+    merged.stages.push_back(c);
+  }
+  return order_peak(h1, cost_model_for(merged, h1));
+}
+
 } // namespace detail
 
 namespace {
@@ -472,30 +490,6 @@ namespace {
 const CostSpec& costs_of(const ScheduleSpec& spec) {
   static const CostSpec unit{};
   return spec.costs != nullptr ? *spec.costs : unit;
-}
-
-// The peak memory of ZB-H1 on the same model and costs: zb-auto's default limit (1F1B's p M_B
-// when W needs no more than B left, more when B raises memory: 2p M_B for the seed's MLP).
-double zb_h1_peak(const ScheduleSpec& spec) {
-  const Schedule h1 = make_zb_h1({.devices = spec.devices, .microbatches = spec.microbatches});
-  const CostSpec& given = costs_of(spec);
-  const auto p = static_cast<std::size_t>(spec.devices);
-  const auto v = static_cast<std::size_t>(std::max(1, spec.chunks));
-  if (v == 1 || given.stages.size() != v * p)
-    return detail::order_peak(h1, cost_model_for(given, h1));
-  // NOTE: costs per virtual stage of the loop's model (v p pieces): ZB-H1's device-stage k holds
-  // the pieces k v .. k v + v - 1 of the same model
-  CostSpec pieces = given;
-  pieces.stages.clear();
-  for (std::size_t k = 0; k < p; ++k) {
-    StageCosts c = given.stages[k * v];
-    for (std::size_t j = 1; j < v; ++j) {
-      c.MB += given.stages[k * v + j].MB;
-      c.MW += given.stages[k * v + j].MW;
-    }
-    pieces.stages.push_back(c);
-  }
-  return detail::order_peak(h1, cost_model_for(pieces, h1));
 }
 
 // K p M_B, M_B being what one micro-batch leaves on a device (the most on any device).
@@ -534,7 +528,7 @@ void check_zb_auto(std::string_view name, const ScheduleSpec& spec) {
 }
 
 double zb_auto_memory_limit(const ScheduleSpec& spec) {
-  return spec.mem_limit >= 0 ? spec.mem_limit : zb_h1_peak(spec);
+  return spec.mem_limit >= 0 ? spec.mem_limit : detail::zb_h1_peak(spec, spec.chunks);
 }
 double zb_1p_memory_limit(const ScheduleSpec& spec) { return times_p_mb(spec, 1); }
 double zb_2p_memory_limit(const ScheduleSpec& spec) { return times_p_mb(spec, 2); }

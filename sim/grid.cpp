@@ -1,14 +1,14 @@
 // The grid view of a schedule.
 #include "sim/grid.hpp"
 
+#include "sim/index.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 
 namespace ppsim {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 } // namespace
 

@@ -3,6 +3,7 @@
 #include "sim/iterations.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
@@ -13,8 +14,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 constexpr long long kMaxMicrobatches = limits::kMaxMicrobatches;
 constexpr long long kMaxStageMicrobatches = limits::kMaxStageMicrobatches;

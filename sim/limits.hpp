@@ -9,6 +9,11 @@
 namespace ppsim::limits {
 
 inline constexpr int kMaxDevices = 4096;
+/// Layers of a model (a model file's `layers`, a --recompute full:N).
+inline constexpr int kMaxLayers = 4096;
+/// The tolerance of every memory-limit comparison (run_request's check, the generators', the
+/// lower bound's and the branch and bound's), M_B units.
+inline constexpr double kMemEps = 1e-9;
 inline constexpr int kMaxMicrobatches = 1'000'000;
 /// Stages x micro-batches of one schedule (each holds up to three parts: F, B, W). The
 /// simulator's tables are proportional to it: at this limit a run needs about 1.5 GB (a V or

@@ -5,6 +5,7 @@
 #include "sim/comm.hpp"
 #include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 #include "sim/task_graph.hpp"
 
@@ -23,8 +24,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 struct EndEvent {
   Ticks time;

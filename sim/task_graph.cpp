@@ -4,6 +4,7 @@
 #include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
 #include "sim/grid.hpp"
+#include "sim/index.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -15,8 +16,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 

@@ -3,6 +3,7 @@
 
 #include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 
 #include <fmt/format.h>
 #include <optional>
@@ -11,8 +12,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 std::string part_name(const Part& q, Notation n) {
   return to_string(Task::make(q.kind, q.stage, q.microbatch), n);

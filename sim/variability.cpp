@@ -3,6 +3,7 @@
 #include "sim/variability.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 #include "sim/simulator.hpp"
 
@@ -16,8 +17,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 // SplitMix64's finaliser: a bijection of 64-bit words whose outputs pass as independent.
 std::uint64_t mix(std::uint64_t z) {

@@ -3,6 +3,7 @@
 
 #include "io/numbers.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/metrics.hpp"
 
 #include <algorithm>
@@ -20,8 +21,6 @@ namespace {
 constexpr long long auto_width_cap = 200;
 constexpr long long max_width = 10000;
 constexpr long long tick_every = 10;
-
-std::size_t ix(long long i) { return static_cast<std::size_t>(i); }
 
 // Milliseconds rounded to microseconds, trailing zeros dropped: axis labels stay short.
 std::string ms_label(Ticks t) {

@@ -2,6 +2,7 @@
 #include "viz/chrome_trace.hpp"
 
 #include "io/json_text.hpp"
+#include "sim/index.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,8 +14,6 @@
 namespace ppsim {
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 constexpr std::size_t flush_bytes = std::size_t{1} << 20;
 

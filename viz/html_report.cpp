@@ -19,7 +19,6 @@ namespace {
 
 std::string esc(std::string_view s) { return xml_escaped(s); }
 
-std::string percent(double x) { return human_percent(x); }
 std::string memory_text(double mb) { return human_number(mb); }
 
 // The metrics as a plain table, inside <noscript>: what a reader without JavaScript sees.
@@ -37,11 +36,11 @@ void summary_table(std::ostream& out, std::span<const Run> runs,
                        esc(r.schedule.name), r.schedule.devices,
                        r.schedule.microbatches / std::max(1, r.iterations.options.count),
                        r.schedule.chunks(), r.timeline.runs.size(), human_ms(m.makespan),
-                       human_ms(m.cost), human_ms(m.ideal), percent(m.bubble_rate),
-                       percent(m.bubble_over_ideal), percent(m.idle_fraction),
+                       human_ms(m.cost), human_ms(m.ideal), human_percent(m.bubble_rate),
+                       human_percent(m.bubble_over_ideal), human_percent(m.idle_fraction),
                        memory_text(m.peak_memory),
                        r.has_lower_bound() ? human_ms(r.lower_bound) : "-",
-                       r.has_lower_bound() ? percent(r.optimality_gap) : "-");
+                       r.has_lower_bound() ? human_percent(r.optimality_gap) : "-");
   }
   for (const CompareRow* c : not_run)
     out << fmt::format("<tr class=\"infeasible\"><td class=\"name\">{}</td><td colspan=\"13\" "

@@ -4,6 +4,7 @@
 
 #include "io/json_text.hpp"
 #include "io/numbers.hpp"
+#include "sim/index.hpp"
 #include "viz/metrics_json.hpp"
 
 #include <fmt/format.h>
@@ -15,8 +16,6 @@ namespace ppsim {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 ojson metrics_of(const Run& r) { return ojson::parse(metrics_json(r)); }
 

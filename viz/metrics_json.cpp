@@ -145,7 +145,6 @@ ojson to_json(const Run& run) {
   return j;
 }
 
-std::string percent(double x) { return human_percent(x); }
 std::string memory(double x) { return human_number(x); }
 
 } // namespace
@@ -166,15 +165,15 @@ void write_run_report(std::ostream& out, const Run& run) {
   out << fmt::format("{:<13} {} ms\n", "makespan", human_ms(m.makespan));
   out << fmt::format("{:<13} {} ms   (max per-device span)\n", "cost", human_ms(m.cost));
   out << fmt::format("{:<13} {} ms   (max per-device busy)\n", "ideal", human_ms(m.ideal));
-  out << fmt::format("{:<13} {}   (cost - ideal) / cost\n", "bubble rate", percent(m.bubble_rate));
+  out << fmt::format("{:<13} {}   (cost - ideal) / cost\n", "bubble rate", human_percent(m.bubble_rate));
   out << fmt::format("{:<13} {}   (cost - ideal) / ideal\n", "bubble/ideal",
-                     percent(m.bubble_over_ideal));
-  out << fmt::format("{:<13} {}\n", "idle", percent(m.idle_fraction));
+                     human_percent(m.bubble_over_ideal));
+  out << fmt::format("{:<13} {}\n", "idle", human_percent(m.idle_fraction));
   if (run.has_lower_bound())
     out << fmt::format("{:<13} {} ms   (no order of these tasks within {} M_B is cheaper; gap "
                        "(cost - bound) / cost {})\n",
                        "lower bound", human_ms(run.lower_bound),
-                       memory(run.bound_mem_limit), percent(run.optimality_gap));
+                       memory(run.bound_mem_limit), human_percent(run.optimality_gap));
   out << fmt::format("{:<13} {} M_B", "peak memory", memory(m.peak_memory));
   if (m.peak_memory_bytes > 0) out << fmt::format("  ({})", human_bytes(m.peak_memory_bytes));
   out << "\n";
@@ -311,11 +310,11 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
                        r.schedule.name, r.schedule.devices,
                        r.schedule.microbatches / iteration_count(r), r.schedule.chunks(),
                        human_ms(m.makespan), human_ms(m.cost), human_ms(m.ideal),
-                       percent(m.bubble_rate), percent(m.bubble_over_ideal),
-                       percent(m.idle_fraction), memory(m.peak_memory));
+                       human_percent(m.bubble_rate), human_percent(m.bubble_over_ideal),
+                       human_percent(m.idle_fraction), memory(m.peak_memory));
     if (bounds)
       out << (r.has_lower_bound() ? fmt::format(" {:>12} {:>7}", human_ms(r.lower_bound),
-                                                percent(r.optimality_gap))
+                                                human_percent(r.optimality_gap))
                                   : fmt::format(" {:>12} {:>7}", "-", "-"));
     if (iterations) out << fmt::format(" {:>12}", human_ms(r.iterations.iteration_time));
     if (samples) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "sim/dependencies.hpp"
+#include "sim/index.hpp"
 #include "sim/run.hpp"
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
@@ -16,8 +17,6 @@
 #include <vector>
 
 namespace ppsim::detail {
-
-inline std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 inline constexpr int kNoRun = -1;
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "schedules/detail/search.hpp"
+#include "schedules/registry.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/schedule.hpp"
 
@@ -31,8 +32,15 @@ struct ZbAutoReport {
   long long placed{0};  ///< tasks those runs placed
 };
 
-/// The peak memory of a schedule's order (a positive delta counts from its task's start).
+/// The peak memory of a schedule's order (a positive delta counts from its task's start; an FB
+/// applies each half's).
 [[nodiscard]] double order_peak(const Schedule& schedule, const CostModel& costs);
+
+/// ZB-H1's peak memory on the spec's model and costs: the default limit of zb-auto and zb-v (p M_B
+/// when M_W <= M_B; 2p M_B for the seed's MLP, where B raises memory). Costs given per virtual
+/// stage of a model cut into `pieces` x p (the loop's v, the V's 2) are merged, `pieces` at a time,
+/// into ZB-H1's device-stages.
+[[nodiscard]] double zb_h1_peak(const ScheduleSpec& spec, int pieces);
 
 /// A schedule's (cost, sum of spans) and peak memory, by timing its order as the simulator would
 /// (DESIGN.md's dependencies, asynchronous sends) without its generality: F, B, W and BW on one

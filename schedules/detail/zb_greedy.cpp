@@ -3,6 +3,8 @@
 #include "schedules/detail/zb_greedy.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
+#include "sim/limits.hpp"
 #include "sim/time.hpp"
 
 #include <algorithm>
@@ -13,11 +15,8 @@ namespace ppsim::detail {
 
 namespace {
 
-constexpr double kEps = 1e-9;
 constexpr int kF = 0, kB = 1, kW = 2;
 constexpr std::uint8_t kAllowBit = 1, kPrioritizeBit = 2, kGreedyBit = 4;
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 } // namespace
 
@@ -115,7 +114,7 @@ Ticks ZbProblem::memory_bound(double limit) const {
     if (st >= p_) continue;  // first chunks only
     const double mb = mem_[ix(st * 3 + kF)];
     if (mb <= 0) continue;
-    const double held = (limit + kEps) / mb;
+    const double held = (limit + limits::kMemEps) / mb;
     if (held < 1) return std::numeric_limits<Ticks>::max();
     const Ticks k = held >= m_ ? m_ : static_cast<Ticks>(held);
     bound = std::max(bound, (m_ - 1) / k * trip + trip + dur_[ix(st * 3 + kW)]);
@@ -207,7 +206,7 @@ private:
   // The limit test; what it accepts is recorded, so the caller knows below which limit the run
   // could differ.
   bool fits(double memory) {
-    if (memory > limit_ + kEps) return false;
+    if (memory > limit_ + limits::kMemEps) return false;
     accepted_ = std::max(accepted_, memory);
     return true;
   }

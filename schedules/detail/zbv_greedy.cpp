@@ -4,6 +4,7 @@
 #include "schedules/detail/zbv_greedy.hpp"
 
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/time.hpp"
 
 #include <algorithm>
@@ -15,10 +16,6 @@
 namespace ppsim::detail {
 
 namespace {
-
-std::size_t ix(int i) {
-  return static_cast<std::size_t>(i);
-}
 
 /// Passes of one option combination at most: the authors re-run while the largest bubble
 /// strictly falls, which in practice stops after 2 or 3 passes.

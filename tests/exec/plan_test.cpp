@@ -2,6 +2,7 @@
 #include "exec/plan.hpp"
 #include "schedules/registry.hpp"
 #include "sim/dependencies.hpp"
+#include "sim/index.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -12,8 +13,6 @@ using namespace ppsim;
 using namespace ppsim::exec;
 
 namespace {
-
-std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 } // namespace
 
