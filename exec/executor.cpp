@@ -29,8 +29,6 @@ namespace {
 
 int as_int(std::size_t n) { return static_cast<int>(n); }
 
-std::string part_text(const Part& p) { return to_string(Task::make(p.kind, p.stage, p.microbatch)); }
-
 /// Prints `ppsim: error: execute: rank R: ...` and aborts every rank.
 [[noreturn]] void abort_all(int rank, const std::string& what) {
   std::fprintf(stderr, "ppsim: error: execute: rank %d: %s\n", rank, what.c_str());

@@ -9,13 +9,9 @@
 
 namespace ppsim::exec {
 
-namespace {
-
 std::string part_text(const Part& p) {
   return to_string(Task::make(p.kind, p.stage, p.microbatch));
 }
-
-} // namespace
 
 int message_tag(const Part& part, int stages) {
   return static_cast<int>(part_index(part, stages));

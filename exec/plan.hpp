@@ -5,9 +5,13 @@
 #include "sim/dependencies.hpp"
 #include "sim/schedule.hpp"
 
+#include <string>
 #include <vector>
 
 namespace ppsim::exec {
+
+/// A part as a task's text: `2F0`, `1B3` (the rank errors name the messages by it).
+[[nodiscard]] std::string part_text(const Part& p);
 
 /// A result handed from one stage to another: the output of F(stage, mb) to the next stage's F,
 /// or the input gradient of B(stage, mb) to the previous stage's B/BW. `from == to` when both

@@ -2,12 +2,27 @@
 #pragma once
 
 #include "sim/errors.hpp"
+#include "sim/time.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <string>
 
 namespace ppsim::test {
+
+/// One millisecond in simulator ticks, for writing expected times as `54 * ms`.
+inline constexpr Ticks ms = 1'000'000;
+
+/// A committed example schedule file: data/examples/schedules/NAME.
+inline std::string example_schedule(const std::string& name) {
+  return std::string(PPSIM_SOURCE_DIR) + "/data/examples/schedules/" + name;
+}
+
+/// Wall seconds since `start` (the robustness tests bound how long a bad input may take).
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 /// The message of the E that fn() throws, or "(no error)" when it throws none (so a Contains
 /// check on it fails and shows why).

@@ -24,7 +24,7 @@ std::vector<std::string> small(std::vector<std::string> more) {
 } // namespace
 
 TEST_CASE("calibrate --json prints a cost file the loader accepts", "[cli][calibrate]") {
-  const auto r = cli(small({"--blocks", "2", "--stages", "3", "--json"}));
+  const auto r = run_ppsim(small({"--blocks", "2", "--stages", "3", "--json"}));
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
   const auto doc = nlohmann::json::parse(r.out);
@@ -39,7 +39,7 @@ TEST_CASE("calibrate --json prints a cost file the loader accepts", "[cli][calib
 TEST_CASE("calibrate -o writes the file atomically and prints a summary", "[cli][calibrate]") {
   TempDir dir("calibrate-test");
   const auto file = dir / "costs.json";
-  const auto r = cli(small({"--blocks-per-stage", "3,2", "--comm", "0.05", "-o", file}));
+  const auto r = run_ppsim(small({"--blocks-per-stage", "3,2", "--comm", "0.05", "-o", file}));
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("gradient check") && Catch::Contains("wrote " + file));
   const auto spec = load_cost_file(file);
@@ -49,16 +49,16 @@ TEST_CASE("calibrate -o writes the file atomically and prints a summary", "[cli]
   CHECK(spec.stages[1].MB == Approx(2.0 / 3.0));
   CHECK(spec.comm == 50'000);
   // The list form of --blocks is the same thing.
-  const auto listed = cli(small({"--blocks", "3,2,2,3", "--json"}));
+  const auto listed = run_ppsim(small({"--blocks", "3,2,2,3", "--json"}));
   REQUIRE(listed.code == 0);
   CHECK(nlohmann::json::parse(listed.out).at("stages").size() == 4);
 }
 
 TEST_CASE("calibrate usage errors exit 2", "[cli][calibrate]") {
-  CHECK(cli({"calibrate", "--tokens", "8", "--blocks", "1"}).code == 2);  // no --dim
-  CHECK(cli({"calibrate", "--dim", "8", "--tokens", "8"}).code == 2);     // no blocks
-  CHECK(cli(small({"--blocks", "1", "--blocks-per-stage", "1,1"})).code == 2);
-  const auto r = cli(small({"--blocks", "1", "--bogus"}));
+  CHECK(run_ppsim({"calibrate", "--tokens", "8", "--blocks", "1"}).code == 2);  // no --dim
+  CHECK(run_ppsim({"calibrate", "--dim", "8", "--tokens", "8"}).code == 2);     // no blocks
+  CHECK(run_ppsim(small({"--blocks", "1", "--blocks-per-stage", "1,1"})).code == 2);
+  const auto r = run_ppsim(small({"--blocks", "1", "--bogus"}));
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("--help"));
 }
@@ -86,7 +86,7 @@ TEST_CASE("calibrate bad values exit 3 with the value named and write nothing",
     auto args = c.args;
     args.insert(args.end(), {"-o", file});
     CAPTURE(args);
-    const auto r = cli(args);
+    const auto r = run_ppsim(args);
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Catch::StartsWith("ppsim: error: calibrate: ") && Catch::Contains(c.says));
     CHECK_FALSE(fs::exists(file));
@@ -94,16 +94,16 @@ TEST_CASE("calibrate bad values exit 3 with the value named and write nothing",
 }
 
 TEST_CASE("simulate and compare calibrate first with --calibrate", "[cli][calibrate]") {
-  const auto sim = cli({"simulate", "-s", "zb-h1", "-p", "2", "-m", "4", "--calibrate",
+  const auto sim = run_ppsim({"simulate", "-s", "zb-h1", "-p", "2", "-m", "4", "--calibrate",
                         "dim=16,tokens=8,blocks=1,repeats=1", "--json"});
   REQUIRE(sim.code == 0);
   const auto doc = nlohmann::json::parse(sim.out);
   CHECK(doc.at("cost_ms").get<double>() > 0);
-  const auto cmp = cli({"compare", "-s", "1f1b,zb-h1", "-p", "2", "-m", "4", "--calibrate",
+  const auto cmp = run_ppsim({"compare", "-s", "1f1b,zb-h1", "-p", "2", "-m", "4", "--calibrate",
                         "dim=16,tokens=8,blocks=1,repeats=1,comm=0", "--json"});
   REQUIRE(cmp.code == 0);
   CHECK(nlohmann::json::parse(cmp.out).size() == 2);
-  const auto bad = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--calibrate",
+  const auto bad = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--calibrate",
                         "dim=16,tokens=8"});
   CHECK(bad.code == 3);
   CHECK_THAT(bad.err, Catch::Contains("missing blocks"));
@@ -114,7 +114,7 @@ TEST_CASE("the shipped example profile drives compare", "[cli][calibrate]") {
   const auto spec = load_cost_file(file);
   CHECK(spec.stages.size() == 4);
   CHECK(spec.memory_unit_bytes > 0);
-  const auto r = cli({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--costs-file",
+  const auto r = run_ppsim({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--costs-file",
                       file, "--json"});
   CHECK(r.code == 0);
   CHECK(r.err.empty());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli/cli.hpp"
+#include "tests/test_helpers.hpp"
 #include "tests/viz/trace_rules.hpp"
 
 #include <catch2/catch.hpp>
@@ -28,7 +29,7 @@ struct CliResult {
 };
 
 /// Runs `ppsim args...` in-process through run_cli and captures both streams.
-inline CliResult cli(const std::vector<std::string>& args) {
+inline CliResult run_ppsim(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   const int code = run_cli(args, out, err);
   return {code, out.str(), err.str()};

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-using ppsim::test::cli;
+using ppsim::test::run_ppsim;
 
 namespace {
 
-std::vector<std::string> tiny(std::vector<std::string> extra) {
+std::vector<std::string> comm_tiny(std::vector<std::string> extra) {
   std::vector<std::string> args{"simulate",          "-s", "1f1b", "-p", "2", "-m", "2", "--costs",
                                 "F=1,B=1,W=1,comm=1"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -21,8 +21,8 @@ std::vector<std::string> tiny(std::vector<std::string> extra) {
 } // namespace
 
 TEST_CASE("the blocking comm mode holds the sender until its message is delivered", "[cli][comm]") {
-  const auto a = cli(tiny({"--json"}));
-  const auto b = cli(tiny({"--comm-mode", "blocking", "--json"}));
+  const auto a = run_ppsim(comm_tiny({"--json"}));
+  const auto b = run_ppsim(comm_tiny({"--comm-mode", "blocking", "--json"}));
   REQUIRE(a.code == 0);
   REQUIRE(b.code == 0);
   const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
@@ -36,7 +36,7 @@ TEST_CASE("the blocking comm mode holds the sender until its message is delivere
   CHECK(jb.at("per_device")[0].at("comm_wait_ms") == 4.0);
   CHECK(jb.at("per_device")[1].at("comm_wait_ms") == 1.0);
   // The text report names the model and adds the columns.
-  const auto t = cli(tiny({"--comm-mode", "blocking"}));
+  const auto t = run_ppsim(comm_tiny({"--comm-mode", "blocking"}));
   REQUIRE(t.code == 0);
   CHECK_THAT(t.out, Catch::Contains("comm          blocking\n"));
   CHECK_THAT(t.out, Catch::Contains("messages     bytes_sent  comm_wait_ms"));
@@ -46,7 +46,7 @@ TEST_CASE("a sized link on the command line times messages by the bytes --costs 
           "[cli][comm]") {
   // 1e6 bytes at 10 GB/s = 0.1 ms + 0.02 ms latency: 0.12 ms per F message; the gradient
   // (2e6 bytes) takes 0.22 ms. 1F1B p=2 m=1: F 1, message 0.12, F+BW 3, message 0.22, BW 2.
-  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "1", "--costs",
+  const auto r = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "1", "--costs",
                       "F=1,B=1,W=1,comm=5,act_bytes=1e6,grad_bytes=2e6", "--link",
                       "latency=0.02,bandwidth=10", "--json"});
   REQUIRE(r.code == 0);
@@ -59,7 +59,7 @@ TEST_CASE("a sized link on the command line times messages by the bytes --costs 
   CHECK(j.at("per_device")[0].at("p2p_bytes_sent") == 1e6);
   CHECK(j.at("per_device")[1].at("p2p_bytes_sent") == 2e6);
   // Duplex contention through the flag: GPipe p=2 m=2, comm 3 (tests/sim/comm_test.cpp).
-  const auto d = cli({"compare", "-s", "gpipe", "-p", "2", "-m", "2", "--costs",
+  const auto d = run_ppsim({"compare", "-s", "gpipe", "-p", "2", "-m", "2", "--costs",
                       "F=1,B=1,W=1,comm=3", "--link", "contention=duplex", "--json"});
   REQUIRE(d.code == 0);
   CHECK(nlohmann::json::parse(d.out)[0].at("cost_ms") == 18.0);
@@ -76,14 +76,14 @@ TEST_CASE("bad communication values are bad input with the value named", "[cli][
   };
   for (const auto& [extra, message] : cases) {
     CAPTURE(extra, message);
-    const auto r = cli(tiny(extra));
+    const auto r = run_ppsim(comm_tiny(extra));
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Catch::StartsWith("ppsim: error: simulate: ") && Catch::Contains(message));
   }
   for (const auto& [costs, message] : std::vector<std::pair<std::string, std::string>>{
            {"act_bytes=-5", "--costs act_bytes"}, {"grad_bytes=1e16", "too large"}}) {
     CAPTURE(costs);
-    const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs", costs});
+    const auto r = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs", costs});
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Catch::Contains(message));
   }

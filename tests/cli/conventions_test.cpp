@@ -57,7 +57,7 @@ TEST_CASE("a missing required option is a usage error on every command: exit 2 w
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);
-    const auto r = cli(c.args);
+    const auto r = run_ppsim(c.args);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::StartsWith("ppsim: error: " + c.args.front() + ": ") &&
                           Catch::Contains(c.says) &&
@@ -67,10 +67,10 @@ TEST_CASE("a missing required option is a usage error on every command: exit 2 w
 }
 
 TEST_CASE("a schedule file carries its shape: -p and -m may be left out", "[cli][conventions]") {
-  const auto r = cli({"simulate", "-s", schedule_file(), "--json"});
+  const auto r = run_ppsim({"simulate", "-s", schedule_file(), "--json"});
   CHECK(r.code == 0);
   CHECK(nlohmann::json::parse(r.out).at("devices") == 4);
-  const auto ex = cli({"export", "-s", schedule_file(), "--format", "json"});
+  const auto ex = run_ppsim({"export", "-s", schedule_file(), "--format", "json"});
   CHECK(ex.code == 0);
 }
 
@@ -78,7 +78,7 @@ TEST_CASE("-s says one schedule where a command takes one, and a list where it t
           "[cli][conventions]") {
   for (const char* one : {"simulate", "export", "execute"}) {
     CAPTURE(one);
-    const auto help = cli({one, "--help"});
+    const auto help = run_ppsim({one, "--help"});
     REQUIRE(help.code == 0);
     const std::string s = option_help(help.out, "--schedule");
     CHECK_THAT(s, Catch::Contains("a schedule name or a schedule file"));
@@ -86,12 +86,12 @@ TEST_CASE("-s says one schedule where a command takes one, and a list where it t
   }
   for (const char* many : {"compare", "sweep"}) {
     CAPTURE(many);
-    const auto help = cli({many, "--help"});
+    const auto help = run_ppsim({many, "--help"});
     REQUIRE(help.code == 0);
     CHECK_THAT(option_help(help.out, "--schedule"), Catch::Contains("comma-separated"));
   }
   // No command's help hedges between one and many.
-  const auto all = cli({"--help-all"});
+  const auto all = run_ppsim({"--help-all"});
   CHECK_THAT(all.out, !Catch::Contains("name(s)"));
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("every command with a result prints one document alone on stdout with 
           "[cli][conventions]") {
   TempDir dir("conventions");
   const std::string baseline = dir / "gate.json";
-  REQUIRE(cli({"check", "--baseline", baseline, "--init"}).code == 0);
+  REQUIRE(run_ppsim({"check", "--baseline", baseline, "--init"}).code == 0);
   const std::vector<std::vector<std::string>> commands = {
       {"list", "--json"},
       {"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--json"},
@@ -118,22 +118,22 @@ TEST_CASE("every command with a result prints one document alone on stdout with 
   };
   for (const auto& args : commands) {
     CAPTURE(args);
-    const auto r = cli(args);
+    const auto r = run_ppsim(args);
     CHECK(r.code == 0);
     nlohmann::json doc;
     CHECK_NOTHROW(doc = nlohmann::json::parse(r.out));  // the whole of stdout is one document
     CHECK((doc.is_object() || doc.is_array()));
   }
   // compare's infeasible row is a warning on stderr, not text among the JSON.
-  const auto cmp = cli(commands[3]);
+  const auto cmp = run_ppsim(commands[3]);
   CHECK_THAT(cmp.err, Catch::StartsWith("ppsim: warning: compare: zb-h2"));
   // The critical path is inside the document.
-  const auto cp = nlohmann::json::parse(cli(commands[2]).out);
+  const auto cp = nlohmann::json::parse(run_ppsim(commands[2]).out);
   CHECK(cp.at("critical_path").at("length_ms").get<double>() ==
         cp.at("makespan_ms").get<double>());
   CHECK(cp.at("critical_path").at("tasks").size() > 0);
   // export's document names what it wrote.
-  const auto ex = nlohmann::json::parse(cli(commands[7]).out);
+  const auto ex = nlohmann::json::parse(run_ppsim(commands[7]).out);
   CHECK(ex.at("schema") == "ppsim.export/1");
   CHECK(ex.at("tasks") == 96);
 }
@@ -145,7 +145,7 @@ TEST_CASE("a text output next to --json is refused as a usage error", "[cli][con
            // without -o, export's output is the schedule itself (--format json for JSON)
            {"export", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "json", "--json"}}) {
     CAPTURE(args);
-    const auto r = cli(args);
+    const auto r = run_ppsim(args);
     CHECK(r.code == 2);
     CHECK(r.out.empty());
   }
@@ -153,7 +153,7 @@ TEST_CASE("a text output next to --json is refused as a usage error", "[cli][con
 
 TEST_CASE("tables round for people and keep known answers whole", "[cli][conventions]") {
   // Known answers stay integers: 1F1B 66, ZB-H1 54, ZB-H2 48 at the toy case.
-  const auto toy = cli({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--costs",
+  const auto toy = run_ppsim({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--costs",
                         "F=2,B=2,W=2"});
   REQUIRE(toy.code == 0);
   CHECK_THAT(toy.out, Catch::Matches(R"((.|\n)*\n1f1b +4 +8 +1 +66 +66 +48 (.|\n)*)"));
@@ -161,7 +161,7 @@ TEST_CASE("tables round for people and keep known answers whole", "[cli][convent
   // Thirds of a millisecond: rounded in the table, exact in JSON.
   const std::vector<std::string> odd = {"simulate", "-s", "zb-h1", "-p", "4", "-m", "8",
                                         "--costs", "F=1.3333333,B=1.4444444,W=0.7777777"};
-  const auto text = cli(odd);
+  const auto text = run_ppsim(odd);
   REQUIRE(text.code == 0);
   // Every line but the one that echoes --costs as typed.
   const auto costs_line = text.out.find("costs         --costs");
@@ -172,7 +172,7 @@ TEST_CASE("tables round for people and keep known answers whole", "[cli][convent
                         !Catch::Contains("4444") && !Catch::Contains("e+"));
   auto json_args = odd;
   json_args.emplace_back("--json");
-  const auto doc = nlohmann::json::parse(cli(json_args).out);
+  const auto doc = nlohmann::json::parse(run_ppsim(json_args).out);
   CHECK_THAT(doc.dump(), Catch::Contains("3333"));
 }
 

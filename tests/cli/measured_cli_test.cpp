@@ -18,7 +18,7 @@ namespace {
 // A noisy 1F1B on 4 ranks written as one Kineto file per rank; returns the files.
 std::vector<std::string> kineto_files(const TempDir& dir, bool planted_straggler = false) {
   const Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
-  Plan plan;
+  PlayPlan plan;
   plan.durations = noisy_durations(s, cost_model_for(parse_costs("F=1,B=1,W=1"), s), 0.03);
   plan.comm = 100'000;
   if (planted_straggler) plan.durations[5] *= 4;  // device 0's sixth task
@@ -43,7 +43,7 @@ TEST_CASE("import --json prints the measured run's ppsim.metrics/1 object and wr
   const std::string fitted = (dir.path() / "fitted.json").string();
   const std::string csv = (dir.path() / "measured.csv").string();
   const std::string trace = (dir.path() / "measured.json").string();
-  const auto r = cli(with({"import", "--json", "--costs-out", fitted, "--schedule-out", csv, "-o", trace}, files));
+  const auto r = run_ppsim(with({"import", "--json", "--costs-out", fitted, "--schedule-out", csv, "-o", trace}, files));
   CHECK(r.err == "");
   REQUIRE(r.code == 0);
   const auto doc = nlohmann::json::parse(r.out);
@@ -65,11 +65,11 @@ TEST_CASE("import --json prints the measured run's ppsim.metrics/1 object and wr
   // The measured order as PyTorch's CSV: 1F1B's, token for token.
   CHECK(slurp(dir.path() / "measured.csv").substr(0, 30) == "0F0,0F1,0F2,0F3,0B0,0F4,0B1,0F");
   // What-if from the real run: the fitted file feeds compare as it is.
-  const auto whatif = cli({"compare", "-s", "1f1b,zb-h1,zb-v", "-p", "4", "-m", "8", "--costs-file", fitted});
+  const auto whatif = run_ppsim({"compare", "-s", "1f1b,zb-h1,zb-v", "-p", "4", "-m", "8", "--costs-file", fitted});
   CHECK(whatif.code == 0);
   CHECK_THAT(whatif.out, Catch::Contains("zb-v"));
   // The measured run written as a ppsim trace imports back to the same run.
-  const auto back = cli({"import", "--json", trace});
+  const auto back = run_ppsim({"import", "--json", trace});
   REQUIRE(back.code == 0);
   CHECK(nlohmann::json::parse(back.out)["measured"]["cost_ms"] == doc["measured"]["cost_ms"]);
 }
@@ -77,9 +77,9 @@ TEST_CASE("import --json prints the measured run's ppsim.metrics/1 object and wr
 TEST_CASE("simulate --trace, import, diff: zero error", "[cli][measured]") {
   TempDir dir("ppsim-roundtrip");
   const std::string trace = (dir.path() / "zbv.json").string();
-  REQUIRE(cli({"simulate", "-s", "zb-v", "-p", "4", "-m", "8", "--costs", "F=1,B=1.5,W=0.5,comm=0.2",
+  REQUIRE(run_ppsim({"simulate", "-s", "zb-v", "-p", "4", "-m", "8", "--costs", "F=1,B=1.5,W=0.5,comm=0.2",
                "--trace", trace}).code == 0);
-  const auto d = cli({"diff", "--json", trace});
+  const auto d = run_ppsim({"diff", "--json", trace});
   CHECK(d.err == "");
   REQUIRE(d.code == 0);
   const auto doc = nlohmann::json::parse(d.out);
@@ -100,7 +100,7 @@ TEST_CASE("diff writes the bubble inventory, both timelines and the report", "[c
   const std::string csv = (dir.path() / "idle.csv").string();
   const std::string trace = (dir.path() / "diff.json").string();
   const std::string html = (dir.path() / "diff.html").string();
-  const auto r = cli(with({"diff", "--idle-csv", csv, "--trace", trace, "--html", html}, files));
+  const auto r = run_ppsim(with({"diff", "--idle-csv", csv, "--trace", trace, "--html", html}, files));
   CHECK(r.err == "");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("measured") && Catch::Contains("simulated") &&
@@ -116,11 +116,11 @@ TEST_CASE("diff writes the bubble inventory, both timelines and the report", "[c
   CHECK(processes.contains("simulated device 3"));
   CHECK_THAT(slurp(dir.path() / "diff.html"), Catch::Contains("replayed"));
   // Costs on top of the fitted ones (which keep their comm): the measured order, 1F1B's.
-  const auto given = cli(with({"diff", "--json", "--costs", "F=2,B=2,W=2"}, files));
+  const auto given = run_ppsim(with({"diff", "--json", "--costs", "F=2,B=2,W=2"}, files));
   REQUIRE(given.code == 0);
   const auto g = nlohmann::json::parse(given.out);
   const auto plain = nlohmann::json::parse(
-      cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=2,B=2,W=2,comm=0.1", "--json"}).out);
+      run_ppsim({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=2,B=2,W=2,comm=0.1", "--json"}).out);
   CHECK(g["simulated"]["cost_ms"] == plain["cost_ms"]);
   CHECK(g["errors"]["cost_error"].get<double>() ==
         Approx((plain["cost_ms"].get<double>() - g["measured"]["cost_ms"].get<double>()) /
@@ -130,32 +130,32 @@ TEST_CASE("diff writes the bubble inventory, both timelines and the report", "[c
 TEST_CASE("import's bad input: exit 3 with the file and what is wrong", "[cli][measured][robust]") {
   TempDir dir("ppsim-import-bad");
   const std::string junk = dir.file("junk.trace", "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"step 3\",\"ts\":0,\"dur\":1}]}");
-  const auto r = cli({"import", junk});
+  const auto r = run_ppsim({"import", junk});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Catch::StartsWith("ppsim: error: import: ") && Catch::Contains("'step 3' x1") &&
                         Catch::Contains("--map 'step (?<mb>\\d+)=F'"));
-  CHECK(cli({"import", (dir.path() / "missing.json").string()}).code == 3);
-  CHECK(cli({"import", junk, "--format", "nope"}).code == 2);
-  CHECK(cli({"import", junk, "--map", "x=Q"}).code == 3);
-  CHECK(cli({"import"}).code == 2);
+  CHECK(run_ppsim({"import", (dir.path() / "missing.json").string()}).code == 3);
+  CHECK(run_ppsim({"import", junk, "--format", "nope"}).code == 2);
+  CHECK(run_ppsim({"import", junk, "--map", "x=Q"}).code == 3);
+  CHECK(run_ppsim({"import"}).code == 2);
   const auto files = kineto_files(dir);
-  CHECK(cli(with({"diff", "--straggler", "0.5"}, files)).code == 3);
-  CHECK(cli(with({"import", "--schedule-out", (dir.path() / "x.txt").string()}, files)).code == 3);
+  CHECK(run_ppsim(with({"diff", "--straggler", "0.5"}, files)).code == 3);
+  CHECK(run_ppsim(with({"import", "--schedule-out", (dir.path() / "x.txt").string()}, files)).code == 3);
   // A cost file that does not fit the measured schedule.
   const std::string two = dir.file("two.json", R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1},{"F":1,"B":1,"W":1}]})");
-  CHECK(cli(with({"diff", "--costs-file", two}, files)).code == 3);
+  CHECK(run_ppsim(with({"diff", "--costs-file", two}, files)).code == 3);
 }
 
 TEST_CASE("compare --measured puts the real run as a row beside the what-ifs", "[cli][measured]") {
   TempDir dir("ppsim-compare-measured");
   const auto files = kineto_files(dir);
   const std::string fitted = (dir.path() / "fitted.json").string();
-  REQUIRE(cli(with({"import", "--costs-out", fitted}, files)).code == 0);
+  REQUIRE(run_ppsim(with({"import", "--costs-out", fitted}, files)).code == 0);
   const std::string html = (dir.path() / "r.html").string();
   auto args = std::vector<std::string>{"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8",
                                        "--costs-file", fitted, "--json", "--html", html};
   for (const auto& f : files) args.insert(args.end(), {"--measured", f});
-  const auto r = cli(args);
+  const auto r = run_ppsim(args);
   CHECK(r.err == "");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);

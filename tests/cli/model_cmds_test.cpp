@@ -13,10 +13,10 @@ using namespace ppsim::test;
 using Catch::Contains;
 
 TEST_CASE("ppsim models lists the presets with their parameter counts", "[cli][model]") {
-  const auto r = cli({"models"});
+  const auto r = run_ppsim({"models"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("zb-1.5b") && Contains("1.48B") && Contains("llama3-405b"));
-  const auto j = nlohmann::json::parse(cli({"models", "--json"}).out);
+  const auto j = nlohmann::json::parse(run_ppsim({"models", "--json"}).out);
   REQUIRE(j.size() == 8);
   CHECK(j[1]["name"] == "zb-6.2b");
   // 12 L h^2 (the GEMMs), 2 h L (the norms), V h (one tied embedding), 2 h (the final norm)
@@ -27,16 +27,16 @@ TEST_CASE("ppsim models lists the presets with their parameter counts", "[cli][m
 TEST_CASE("ppsim costs writes a cost file that --costs-file reads back to the same run",
           "[cli][model]") {
   TempDir dir("costs");
-  const auto written = cli({"costs", "--model", "zb-1.5b", "--device", "h100", "-p", "8", "-o",
+  const auto written = run_ppsim({"costs", "--model", "zb-1.5b", "--device", "h100", "-p", "8", "-o",
                             dir / "c.json"});
   REQUIRE(written.code == 0);
   const CostSpec spec = load_cost_file(dir / "c.json");
   REQUIRE(spec.stages.size() == 8);
   CHECK(spec.stages[0].state_bytes > 0);
   CHECK(spec.memory_unit_bytes > 0);
-  const auto by_model = cli({"simulate", "-s", "zb-h1", "-p", "8", "-m", "24", "--model",
+  const auto by_model = run_ppsim({"simulate", "-s", "zb-h1", "-p", "8", "-m", "24", "--model",
                              "zb-1.5b", "--device", "h100", "--json"});
-  const auto by_file = cli({"simulate", "-s", "zb-h1", "-p", "8", "-m", "24", "--costs-file",
+  const auto by_file = run_ppsim({"simulate", "-s", "zb-h1", "-p", "8", "-m", "24", "--costs-file",
                             dir / "c.json", "--json"});
   REQUIRE(by_model.code == 0);
   REQUIRE(by_file.code == 0);
@@ -45,22 +45,22 @@ TEST_CASE("ppsim costs writes a cost file that --costs-file reads back to the sa
   CHECK(a["peak_bytes"] == b["peak_bytes"]);
   CHECK(a["per_device"][0]["state_bytes"] == b["per_device"][0]["state_bytes"]);
   // the table shows the layout and the bytes
-  const auto table = cli({"costs", "--model", "zb-1.5b", "--device", "h100", "-p", "8"});
+  const auto table = run_ppsim({"costs", "--model", "zb-1.5b", "--device", "h100", "-p", "8"});
   CHECK_THAT(table.out, Contains("Ett|ttt|ttt|ttt|ttt|ttt|ttt|ttL") && Contains("GiB"));
 }
 
 TEST_CASE("a device over its memory is an out-of-memory error, exit 5, naming the device",
           "[cli][model]") {
-  const auto r = cli({"simulate", "-s", "1f1b", "-p", "8", "-m", "16", "--model", "gpt3-175b",
+  const auto r = run_ppsim({"simulate", "-s", "1f1b", "-p", "8", "-m", "16", "--model", "gpt3-175b",
                       "--device", "a100"});
   CHECK(r.code == 5);
   CHECK_THAT(r.err, Contains("1f1b: device 0 needs") && Contains("above the capacity of 80.0 GiB"));
   // --mem-capacity overrides the device's memory
-  const auto roomy = cli({"simulate", "-s", "1f1b", "-p", "8", "-m", "16", "--model", "gpt3-175b",
+  const auto roomy = run_ppsim({"simulate", "-s", "1f1b", "-p", "8", "-m", "16", "--model", "gpt3-175b",
                           "--device", "a100", "--mem-capacity", "1TiB"});
   CHECK(roomy.code == 0);
   // compare marks the row and runs the others
-  const auto cmp = cli({"compare", "-s", "1f1b,zb-h2", "-p", "8", "-m", "16", "--model",
+  const auto cmp = run_ppsim({"compare", "-s", "1f1b,zb-h2", "-p", "8", "-m", "16", "--model",
                         "gpt3-175b", "--device", "a100", "--tp", "8"});
   CHECK(cmp.code == 0);
   CHECK_THAT(cmp.out, Contains("zb-h2") && Contains("out of memory: device 0 needs"));
@@ -93,14 +93,14 @@ TEST_CASE("bad model, device and layout input exits 3 with where and what", "[cl
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
-    const auto r = cli(c.args);
+    const auto r = run_ppsim(c.args);
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Contains(c.message));
   }
 }
 
 TEST_CASE("plan's winner fits and is never slower than any candidate it lists", "[cli][model]") {
-  const auto r = cli({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
+  const auto r = run_ppsim({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
                       "--global-batch", "24", "--schedules", "1f1b,zb-h1,zb-h2,interleaved-1f1b",
                       "--json"});
   REQUIRE(r.code == 0);
@@ -121,11 +121,11 @@ TEST_CASE("plan's winner fits and is never slower than any candidate it lists", 
   CHECK(sizes.size() >= 3);
   CHECK(chunks.count(2) == 1);
   // the text form names the winner and why
-  const auto text = cli({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
+  const auto text = run_ppsim({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
                          "--global-batch", "24", "--schedules", "1f1b,zb-h1"});
   CHECK_THAT(text.out, Contains("best: ") && Contains("is the fastest that fits"));
   // nothing fits: exit 5 with the advice
-  const auto none = cli({"plan", "--model", "gpt3-175b", "--device", "a100", "-p", "2",
+  const auto none = run_ppsim({"plan", "--model", "gpt3-175b", "--device", "a100", "-p", "2",
                          "--global-batch", "8", "--schedules", "1f1b"});
   CHECK(none.code == 5);
   CHECK_THAT(none.out, Contains("no candidate fits in memory"));
@@ -133,7 +133,7 @@ TEST_CASE("plan's winner fits and is never slower than any candidate it lists", 
 
 TEST_CASE("plan gives zb-auto and zb-v the memory the device has room for", "[cli][model]") {
   // At 80 GiB the searches' own default limit (ZB-H1's peak) leaves most of the device unused.
-  const auto r = cli({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
+  const auto r = run_ppsim({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
                       "--global-batch", "24", "--schedules", "zb-auto,zb-v,zb-h1", "--json"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -170,10 +170,10 @@ TEST_CASE("without --mem-limit, zb-auto and zb-v stay within the device's capaci
     a.insert(a.end(), base.begin(), base.end());
     return a;
   };
-  CHECK(cli(args("zb-h1")).code == 5);
+  CHECK(run_ppsim(args("zb-h1")).code == 5);
   for (const char* s : {"zb-auto", "zb-v"}) {
     CAPTURE(s);
-    const auto r = cli(args(s));
+    const auto r = run_ppsim(args(s));
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
     for (const auto& d : j["per_device"]) CHECK(d["peak_bytes"].get<double>() <= 80.0 * 1073741824.0);
@@ -187,7 +187,7 @@ TEST_CASE("recompute: --recompute on the command line: the table, the metrics an
   const auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = run;
     a.insert(a.end(), extra.begin(), extra.end());
-    return cli(a);
+    return run_ppsim(a);
   };
   CHECK(with({}).code == 5);  // out of memory as it is
   const auto text = with({"--recompute", "auto"});
@@ -207,14 +207,14 @@ TEST_CASE("recompute: --recompute on the command line: the table, the metrics an
   CHECK(named);
   CHECK(recomputes == 2 * 16);  // one per backward on each device
   // the costs table gets an R_ms column only when something is recomputed
-  CHECK_THAT(cli({"costs", "--model", "zb-1.5b", "-p", "2", "--recompute", "selective"}).out,
+  CHECK_THAT(run_ppsim({"costs", "--model", "zb-1.5b", "-p", "2", "--recompute", "selective"}).out,
              Contains("R_ms"));
-  CHECK_THAT(cli({"costs", "--model", "zb-1.5b", "-p", "2"}).out, !Contains("R_ms"));
+  CHECK_THAT(run_ppsim({"costs", "--model", "zb-1.5b", "-p", "2"}).out, !Contains("R_ms"));
 }
 
 TEST_CASE("a bad --recompute is bad input, exit 3", "[cli][model][recompute][bad-input]") {
   const auto code = [](std::vector<std::string> args) {
-    const auto r = cli(args);
+    const auto r = run_ppsim(args);
     CHECK_THAT(r.err, Contains("error"));
     return r.code;
   };

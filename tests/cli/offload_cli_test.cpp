@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-using ppsim::test::cli;
+using ppsim::test::run_ppsim;
 
 namespace {
 
-std::vector<std::string> tiny(std::vector<std::string> extra) {
+std::vector<std::string> offload_tiny(std::vector<std::string> extra) {
   std::vector<std::string> args{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs",
                                 "F=1,B=1,W=1,copy=0.5"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -24,11 +24,11 @@ std::vector<std::string> tiny(std::vector<std::string> extra) {
 } // namespace
 
 TEST_CASE("an offload on the command line adds the copy metrics to the JSON and the text report", "[cli][offload]") {
-  const auto plain = cli(tiny({"--json"}));
-  const auto none = cli(tiny({"--offload", "none", "--json"}));
+  const auto plain = run_ppsim(offload_tiny({"--json"}));
+  const auto none = run_ppsim(offload_tiny({"--offload", "none", "--json"}));
   REQUIRE(plain.code == 0);
   CHECK(none.out == plain.out);  // the default changes nothing
-  const auto r = cli(tiny({"--offload", "stages=0,fraction=1", "--json"}));
+  const auto r = run_ppsim(offload_tiny({"--offload", "stages=0,fraction=1", "--json"}));
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("makespan_ms") == 33.0);
@@ -44,7 +44,7 @@ TEST_CASE("an offload on the command line adds the copy metrics to the JSON and 
   CHECK(d0.at("host_peak_memory") == 3.0);
   CHECK_FALSE(d0.contains("offloaded_bytes"));  // the bytes of M_B are unknown
   CHECK_FALSE(nlohmann::json::parse(plain.out).contains("offload"));
-  const auto t = cli(tiny({"--offload", "stages=0"}));
+  const auto t = run_ppsim(offload_tiny({"--offload", "stages=0"}));
   REQUIRE(t.code == 0);
   CHECK_THAT(t.out, Catch::Contains("offload       stages=0, copy 0.5 ms per M_B\n"));
   CHECK_THAT(t.out, Catch::Contains("host peak     3 M_B"));
@@ -53,15 +53,15 @@ TEST_CASE("an offload on the command line adds the copy metrics to the JSON and 
 }
 
 TEST_CASE("offload auto on the command line fits the memory limit and says which fraction it chose", "[cli][offload]") {
-  const auto r = cli(tiny({"--offload", "auto", "--mem-limit", "3", "--json"}));
+  const auto r = run_ppsim(offload_tiny({"--offload", "auto", "--mem-limit", "3", "--json"}));
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("peak_memory").get<double>() <= 3.0);
-  const auto t = cli(tiny({"--offload", "auto", "--mem-limit", "3"}));
+  const auto t = run_ppsim(offload_tiny({"--offload", "auto", "--mem-limit", "3"}));
   CHECK_THAT(t.out, Catch::Contains("offload       auto: fraction "));
-  const auto n = cli(tiny({"--offload", "auto", "--mem-limit", "2p"}));
+  const auto n = run_ppsim(offload_tiny({"--offload", "auto", "--mem-limit", "2p"}));
   CHECK_THAT(n.out, Catch::Contains("offload       auto: none needed\n"));
-  const auto bad = cli(tiny({"--offload", "auto", "--mem-limit", "1.5"}));
+  const auto bad = run_ppsim(offload_tiny({"--offload", "auto", "--mem-limit", "1.5"}));
   CHECK(bad.code == 5);
   CHECK_THAT(bad.err, Catch::Contains("even with every activation offloaded"));
 }
@@ -70,7 +70,7 @@ TEST_CASE("a trace with an offload has a copy track and a host memory counter",
           "[cli][offload][viz]") {
   ppsim::test::TempDir dir("offload-trace");
   const std::string path = (dir.path() / "t.json").string();
-  const auto r = cli(tiny({"--offload", "0.5", "--trace", path}));
+  const auto r = run_ppsim(offload_tiny({"--offload", "0.5", "--trace", path}));
   REQUIRE(r.code == 0);
   std::ifstream f(path);
   const auto j = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(f), {}));
@@ -113,12 +113,12 @@ TEST_CASE("every bad --offload is a configuration error", "[cli][offload]") {
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);
-    const auto r = cli(tiny(c.args));
+    const auto r = run_ppsim(offload_tiny(c.args));
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Catch::Contains(c.message));
   }
   // Without a copy time: no copy= and no device with a host link.
-  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--offload", "1"});
+  const auto r = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--offload", "1"});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Catch::Contains("the time of a copy is unknown: give --costs copy=MS"));
 }
@@ -129,8 +129,8 @@ TEST_CASE("an offload with a model times copies over the device's host link", "[
                                       "--model", "zb-1.5b", "--device", "gh200", "--json"};
   auto with = base;
   with.insert(with.end(), {"--offload", "1"});
-  const auto plain = cli(base);
-  const auto r = cli(with);
+  const auto plain = run_ppsim(base);
+  const auto r = run_ppsim(with);
   REQUIRE(plain.code == 0);
   REQUIRE(r.code == 0);
   const auto jp = nlohmann::json::parse(plain.out), j = nlohmann::json::parse(r.out);
@@ -145,7 +145,7 @@ TEST_CASE("a device file's host link and host memory are read and checked", "[cl
   ppsim::test::TempDir dir("offload-device");
   const auto run = [&](const std::string& device_json) {
     const std::string path = dir.file("d.json", device_json);
-    return cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b",
+    return run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b",
                 "--device", path, "--offload", "1", "--json"});
   };
   const auto ok = run(R"({"schema": "ppsim.device/1", "peak_tflops": 500, "memory_gib": 80,
@@ -180,7 +180,7 @@ TEST_CASE("a device file's host link and host memory are read and checked", "[cl
 }
 
 TEST_CASE("the models listing names the gh200 preset", "[cli][offload]") {
-  const auto r = cli({"models"});
+  const auto r = run_ppsim({"models"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("Devices: a100, h100, h200, gh200 (presets)"));
 }
@@ -188,7 +188,7 @@ TEST_CASE("the models listing names the gh200 preset", "[cli][offload]") {
 TEST_CASE("serve's API takes offload as compare takes --offload", "[cli][offload][serve]") {
   using ppsim::cli::parse_query;
   using ppsim::cli::serve_answer;
-  const auto expected = cli({"compare", "-s", "1f1b", "-p", "4", "-m", "8", "--costs",
+  const auto expected = run_ppsim({"compare", "-s", "1f1b", "-p", "4", "-m", "8", "--costs",
                              "F=1,B=1,W=1,copy=0.5", "--offload", "stages=0", "--json"});
   REQUIRE(expected.code == 0);
   const std::string target =
@@ -221,7 +221,7 @@ TEST_CASE("the README's offload figures are what zb-6.2b on h100 and gh200 gives
   };
   for (const Row& row : rows) {
     CAPTURE(row.device, row.offload);
-    const auto r = cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "16", "--model", "zb-6.2b",
+    const auto r = run_ppsim({"simulate", "-s", "1f1b", "-p", "4", "-m", "16", "--model", "zb-6.2b",
                         "--device", row.device, "--offload", row.offload});
     REQUIRE(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains(std::string("makespan      ") + row.makespan + "\n"));

@@ -17,7 +17,7 @@ namespace {
 
 json run_json(std::vector<std::string> args) {
   args.push_back("--json");
-  const auto r = cli(args);
+  const auto r = run_ppsim(args);
   REQUIRE(r.code == 0);
   return json::parse(r.out);
 }

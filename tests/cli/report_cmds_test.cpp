@@ -32,7 +32,7 @@ const char* unapproved = R"({
 // An approved baseline whose zb-h1 cost is replaced by `cost`.
 std::string with_zb_h1_cost(const TempDir& dir, double cost) {
   const std::string path = dir.file("b.json", unapproved);
-  REQUIRE(cli({"check", "--baseline", path, "--update"}).code == 0);
+  REQUIRE(run_ppsim({"check", "--baseline", path, "--update"}).code == 0);
   auto doc = nlohmann::json::parse(slurp(path));
   doc["cases"][1]["expected"]["cost_ms"] = cost;
   return dir.file("b.json", doc.dump(2));
@@ -42,7 +42,7 @@ std::string with_zb_h1_cost(const TempDir& dir, double cost) {
 
 TEST_CASE("sweep prints CSV for every grid point and keeps the ones that cannot run",
           "[cli][sweep]") {
-  const auto r = cli({"sweep", "-s", "1f1b,zb-h2", "-p", "4", "-m", "4,8,16", "--costs",
+  const auto r = run_ppsim({"sweep", "-s", "1f1b,zb-h2", "-p", "4", "-m", "4,8,16", "--costs",
                       "F=1,B=1,W=1", "--mem-limit", "1p,2p", "--csv"});
   CHECK(r.code == 0);
   CHECK(r.err.empty());
@@ -63,25 +63,25 @@ TEST_CASE("sweep prints CSV for every grid point and keeps the ones that cannot 
 
 TEST_CASE("sweep writes JSON, a table and an HTML page, and rejects bad axes", "[cli][sweep]") {
   TempDir dir("report-test");
-  const auto j = cli({"sweep", "-s", "zb-h1", "-p", "2,4", "-m", "8", "--json", "--html",
+  const auto j = run_ppsim({"sweep", "-s", "zb-h1", "-p", "2,4", "-m", "8", "--json", "--html",
                       dir / "sweep.html"});
   REQUIRE(j.code == 0);
   const auto doc = nlohmann::json::parse(j.out);
   CHECK(doc["schema"] == "ppsim.sweep/1");
   CHECK(doc["points"].size() == 2);
   CHECK_THAT(slurp(dir / "sweep.html"), Catch::Contains("bubble rate against micro-batches"));
-  const auto t = cli({"sweep", "-s", "zb-h1", "-p", "4", "-m", "8"});
+  const auto t = run_ppsim({"sweep", "-s", "zb-h1", "-p", "4", "-m", "8"});
   CHECK(t.code == 0);
   CHECK_THAT(t.out, Catch::Contains("zb-h1"));
-  CHECK(cli({"sweep", "-s", "nope", "-p", "4", "-m", "8"}).code == 3);
-  CHECK(cli({"sweep", "-s", "1f1b", "-p", "4,x", "-m", "8"}).code == 3);
-  CHECK(cli({"sweep", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "lots"}).code == 3);
-  CHECK(cli({"sweep", "-s", "1f1b", "-p", "4", "-m", "8", "--csv", "--json"}).code == 2);
+  CHECK(run_ppsim({"sweep", "-s", "nope", "-p", "4", "-m", "8"}).code == 3);
+  CHECK(run_ppsim({"sweep", "-s", "1f1b", "-p", "4,x", "-m", "8"}).code == 3);
+  CHECK(run_ppsim({"sweep", "-s", "1f1b", "-p", "4", "-m", "8", "--mem-limit", "lots"}).code == 3);
+  CHECK(run_ppsim({"sweep", "-s", "1f1b", "-p", "4", "-m", "8", "--csv", "--json"}).code == 2);
 }
 
 TEST_CASE("compare --html writes the report atomically", "[cli][html]") {
   TempDir dir("report-test");
-  const auto r = cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--html",
+  const auto r = run_ppsim({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--html",
                       dir / "report.html"});
   REQUIRE(r.code == 0);
   const std::string html = slurp(dir / "report.html");
@@ -93,18 +93,18 @@ TEST_CASE("compare --html writes the report atomically", "[cli][html]") {
 
 TEST_CASE("simulate, compare and sweep write one standalone picture with --svg", "[cli][svg]") {
   TempDir dir("report-test");
-  const auto s = cli({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--svg", dir / "one.svg"});
+  const auto s = run_ppsim({"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--svg", dir / "one.svg"});
   REQUIRE(s.code == 0);
   const std::string one = slurp(dir / "one.svg");
   CHECK(one.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timelines\"", 0) == 0);
   CHECK(count(one, "<rect class=\"task ") == 96);
-  const auto c = cli({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--svg",
+  const auto c = run_ppsim({"compare", "-s", "1f1b,zb-h1,zb-h2", "-p", "4", "-m", "8", "--svg",
                       dir / "all.svg", "--mem-limit", "1p"});
   REQUIRE(c.code == 0);  // zb-h2 does not fit: the picture holds the two that ran
   const std::string all = slurp(dir / "all.svg");
   CHECK(count(all, "<rect class=\"task ") == 64 + 96);
   CHECK(count(all, "class=\"run-title\"") == 2);
-  const auto w = cli({"sweep", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8,16", "--svg",
+  const auto w = run_ppsim({"sweep", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8,16", "--svg",
                       dir / "sweep.svg"});
   REQUIRE(w.code == 0);
   const std::string sweep = slurp(dir / "sweep.svg");
@@ -117,11 +117,11 @@ TEST_CASE("check passes on an approved baseline and --update round-trips", "[cli
   TempDir dir("report-test");
   const std::string path = dir.file("b.json", unapproved);
   // Not yet approved: a clear error, never a pass.
-  const auto before = cli({"check", "--baseline", path});
+  const auto before = run_ppsim({"check", "--baseline", path});
   CHECK(before.code == 3);
   CHECK_THAT(before.err, Catch::Contains("/cases/0/expected: missing"));
 
-  const auto up = cli({"check", "--baseline", path, "--update"});
+  const auto up = run_ppsim({"check", "--baseline", path, "--update"});
   REQUIRE(up.code == 0);
   CHECK_THAT(up.out, Catch::Contains("updated"));
   const std::string approved = slurp(path);
@@ -130,38 +130,38 @@ TEST_CASE("check passes on an approved baseline and --update round-trips", "[cli
   CHECK(doc["cases"][1]["expected"]["cost_ms"] == 54.0);  // ZB-H1 54
   CHECK(doc["cases"][1]["schedule"] == "zbh1");           // the file's own text is kept
 
-  const auto ok = cli({"check", "--baseline", path});
+  const auto ok = run_ppsim({"check", "--baseline", path});
   CHECK(ok.code == 0);
   CHECK(ok.err.empty());
   CHECK_THAT(ok.out, Catch::Contains("2 cases, 10 metrics"));
   CHECK_THAT(ok.out, Catch::Contains("all within tolerance"));
   // A second update changes nothing, byte for byte.
-  REQUIRE(cli({"check", "--baseline", path, "--update"}).code == 0);
+  REQUIRE(run_ppsim({"check", "--baseline", path, "--update"}).code == 0);
   CHECK(slurp(path) == approved);
 }
 
 TEST_CASE("check fails with exit 1 on a regression and names the case", "[cli][check]") {
   TempDir dir("report-test");
   const std::string path = with_zb_h1_cost(dir, 50);  // got 54: worse
-  const auto r = cli({"check", "--baseline", path});
+  const auto r = run_ppsim({"check", "--baseline", path});
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Catch::Contains("regression in case 'zb-h1 unit': cost_ms 50 -> 54"));
   CHECK_THAT(r.out, Catch::Contains("WORSE"));
   CHECK_THAT(r.err, !Catch::Contains("1f1b unit"));
   // Within a loose enough tolerance it passes (relative: 4 / 50 = 8%).
-  CHECK(cli({"check", "--baseline", path, "--tolerance", "0.1"}).code == 0);
-  CHECK(cli({"check", "--baseline", path, "--tolerance", "0.05"}).code == 1);
-  CHECK(cli({"check", "--baseline", path, "--tolerance", "-1"}).code == 3);
+  CHECK(run_ppsim({"check", "--baseline", path, "--tolerance", "0.1"}).code == 0);
+  CHECK(run_ppsim({"check", "--baseline", path, "--tolerance", "0.05"}).code == 1);
+  CHECK(run_ppsim({"check", "--baseline", path, "--tolerance", "-1"}).code == 3);
 }
 
 TEST_CASE("check treats an improvement as a change to re-approve", "[cli][check]") {
   TempDir dir("report-test");
   const std::string path = with_zb_h1_cost(dir, 60);  // got 54: better
-  const auto r = cli({"check", "--baseline", path});
+  const auto r = run_ppsim({"check", "--baseline", path});
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Catch::Contains("changed (better) in case 'zb-h1 unit': cost_ms 60 -> 54"));
   CHECK_THAT(r.err, Catch::Contains("--update"));
-  const auto allowed = cli({"check", "--baseline", path, "--allow-improvements"});
+  const auto allowed = run_ppsim({"check", "--baseline", path, "--allow-improvements"});
   CHECK(allowed.code == 0);
   CHECK_THAT(allowed.err, Catch::Contains("warning"));
 }
@@ -169,7 +169,7 @@ TEST_CASE("check treats an improvement as a change to re-approve", "[cli][check]
 TEST_CASE("a malformed baseline is a clear error (exit 3), never a pass", "[cli][check]") {
   TempDir dir("report-test");
   const auto check = [&](const std::string& text) {
-    return cli({"check", "--baseline", dir.file("bad.json", text)});
+    return run_ppsim({"check", "--baseline", dir.file("bad.json", text)});
   };
   const std::string head = R"({"schema": "ppsim.baseline/1", "cases": [)";
   const std::string expected =
@@ -211,7 +211,7 @@ TEST_CASE("a malformed baseline is a clear error (exit 3), never a pass", "[cli]
     CHECK_THAT(r.err, Catch::Contains(b.message));
     CHECK(r.out.find("all within tolerance") == std::string::npos);
   }
-  CHECK(cli({"check", "--baseline", dir / "missing.json"}).code == 3);
+  CHECK(run_ppsim({"check", "--baseline", dir / "missing.json"}).code == 3);
   // A case whose shape cannot run is its error code, naming the case.
   const auto infeasible = check(head + R"({"name": "tight", "schedule": "zb-h2", "p": 4, "m": 8,
       "mem_limit": "1p", )" + expected + "]}");
@@ -233,7 +233,7 @@ TEST_CASE("the committed baselines cover every schedule at several shapes and pa
       const ScheduleInfo* info = find_schedule(c.schedule);
       if (info != nullptr) shapes[std::string(info->name)].emplace(c.devices, c.microbatches, c.chunks);
     }
-    const auto r = cli({"check", "--baseline", path});
+    const auto r = run_ppsim({"check", "--baseline", path});
     CHECK(r.code == 0);
     CHECK(r.err.empty());
   }
@@ -266,16 +266,16 @@ TEST_CASE("the committed known-answer baseline holds DESIGN.md's costs", "[cli][
 TEST_CASE("check --init creates a starter baseline that then passes", "[cli][check]") {
   TempDir dir("check-init");
   const std::string file = dir / "ci.json";
-  const auto made = cli({"check", "--init", "--baseline", file});
+  const auto made = run_ppsim({"check", "--init", "--baseline", file});
   REQUIRE(made.code == 0);
   CHECK_THAT(made.out, Catch::Contains("created ") && Catch::Contains("9 cases"));
   const Baseline b = load_baseline_file(file, true);
   REQUIRE(b.cases.size() == 9);
   CHECK(b.cases[0].name == "1f1b p=4 m=8 costs=F=2,B=2,W=2");
   CHECK(b.cases[0].expected[1] == std::pair<std::string, double>{"cost_ms", 66});
-  CHECK(cli({"check", "--baseline", file}).code == 0);
+  CHECK(run_ppsim({"check", "--baseline", file}).code == 0);
   // --init never overwrites
-  const auto again = cli({"check", "--init", "--baseline", file});
+  const auto again = run_ppsim({"check", "--init", "--baseline", file});
   CHECK(again.code == 3);
   CHECK_THAT(again.err, Catch::Contains("already exists"));
 }
@@ -284,7 +284,7 @@ TEST_CASE("check --update --case creates a missing baseline from the command lin
           "[cli][check]") {
   TempDir dir("check-case");
   const std::string file = dir / "mine.json";
-  const auto made = cli({"check", "--update", "--baseline", file, "--case",
+  const auto made = run_ppsim({"check", "--update", "--baseline", file, "--case",
                          "-s zb-h1 -p 4 -m 8 --costs F=1,B=1,W=1", "--case",
                          "-s zb-v -p 4 -m 8 --mem-limit 2p --name v"});
   REQUIRE(made.code == 0);
@@ -293,14 +293,14 @@ TEST_CASE("check --update --case creates a missing baseline from the command lin
   CHECK(b.cases[1].name == "v");
   CHECK(b.cases[1].mem_limit == "2p");
   // without --update a missing baseline is an error, and so is a malformed case
-  CHECK(cli({"check", "--baseline", dir / "none.json", "--case", "-s 1f1b -p 2 -m 2"}).code == 3);
-  const auto bad = cli({"check", "--update", "--baseline", dir / "x.json", "--case", "-p 4"});
+  CHECK(run_ppsim({"check", "--baseline", dir / "none.json", "--case", "-s 1f1b -p 2 -m 2"}).code == 3);
+  const auto bad = run_ppsim({"check", "--update", "--baseline", dir / "x.json", "--case", "-p 4"});
   CHECK(bad.code == 3);
   CHECK_THAT(bad.err, Catch::Contains("--case '-p 4'") && Catch::Contains("--schedule is required"));
 }
 
 TEST_CASE("check --json is one document with each metric's change", "[cli][check]") {
-  const auto r = cli({"check", "--baseline", source_path("data/baselines/known-answers.json"), "--json"});
+  const auto r = run_ppsim({"check", "--baseline", source_path("data/baselines/known-answers.json"), "--json"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["schema"] == "ppsim.check/1");

@@ -49,7 +49,7 @@ TEST_CASE("validate of a small file declaring millions of missing tasks costs wh
   // took gigabytes; under 256 MiB more address space the old validate ran out of memory.
   const std::string file = dir.file("declared.json", empty_schedule_json(1024, 4096));
   const auto r = in_child({.extra_address_space = 256 * kMiB},
-                          [&] { return cli({"validate", file}); });
+                          [&] { return run_ppsim({"validate", file}); });
   CHECK(r.code == 4);
   CHECK_THAT(r.err, Catch::Contains("is invalid: 12582912 problems"));
   CHECK_THAT(r.err, Catch::Contains("missing 0F0 (device 0)"));
@@ -61,7 +61,7 @@ TEST_CASE("validate of a small file declaring millions of missing tasks costs wh
   // a million missing backwards (in PyTorch's vocabulary one B, or I and W: one problem each).
   const std::string csv = dir.file("one.csv", "0F999999\n");
   const auto c = in_child({.extra_address_space = 256 * kMiB},
-                          [&] { return cli({"validate", csv}); });
+                          [&] { return run_ppsim({"validate", csv}); });
   CHECK(c.code == 4);
   CHECK_THAT(c.err, Catch::Contains("is invalid: 1999999 problems"));
 }
@@ -74,7 +74,7 @@ TEST_CASE("a schedule file with more routes than the limit is refused before any
   const std::string file = dir.file(
       "routes.json", R"({"schema": "ppsim.schedule/1", "devices": 1, "microbatches": 1,
 "placement": [0], "routes": [)" + routes + R"(], "microbatch_routes": [0], "order": [["0F0", "0B0", "0W0"]]})");
-  const auto r = cli({"validate", file});
+  const auto r = run_ppsim({"validate", file});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Catch::Contains("/routes: 40000 routes: at most 4096"));
 }
@@ -83,23 +83,23 @@ TEST_CASE("deeply nested JSON of the wrong type is bad input, not a stack overfl
           "[cli][robust]") {
   TempDir dir("robust");
   const std::string deep = nested(100'000);
-  const auto costs = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file",
+  const auto costs = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file",
                           dir.file("deep.json", deep)});
   CHECK(costs.code == 3);
   CHECK_THAT(costs.err, Catch::Contains("deep.json: line 1, column 65: nested deeper than 64 levels"));
   const auto schedule =
-      cli({"validate", dir.file("s.json", R"({"schema": )" + deep + "}")});
+      run_ppsim({"validate", dir.file("s.json", R"({"schema": )" + deep + "}")});
   CHECK(schedule.code == 3);
   CHECK_THAT(schedule.err, Catch::Contains("s.json: line 1, column 75: nested deeper than 64"));
   const auto baseline =
-      cli({"check", "--baseline", dir.file("b.json", R"({"schema": )" + deep + "}")});
+      run_ppsim({"check", "--baseline", dir.file("b.json", R"({"schema": )" + deep + "}")});
   CHECK(baseline.code == 3);
   CHECK_THAT(baseline.err, Catch::Contains("b.json: line 1, column 75: nested deeper than 64"));
   // Within the depth limit, a large value of the wrong type is shown by a bounded excerpt.
   std::string wide = "[";
   for (int i = 0; i < 100'000; ++i) wide += i == 0 ? "[1]" : ",[1]";
   wide += "]";
-  const auto shown = cli({"validate", dir.file("w.json", R"({"schema": )" + wide + "}")});
+  const auto shown = run_ppsim({"validate", dir.file("w.json", R"({"schema": )" + wide + "}")});
   CHECK(shown.code == 3);
   CHECK_THAT(shown.err, Catch::Contains("/schema: expected \"ppsim.schedule/1\", got [[1],[1],"));
   CHECK(shown.err.size() < 300);
@@ -109,7 +109,7 @@ TEST_CASE("a number beyond a double is bad input with the file and its place", "
   TempDir dir("robust");
   const std::string file =
       dir.file("c.json", "{\"schema\": \"ppsim.costs/1\",\n \"stages\": [{\"F\": 1e400, \"B\": 1, \"W\": 1}]}");
-  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file", file});
+  const auto r = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file", file});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Catch::Contains("c.json: line 2, column 19: the number 1e400 is out of range"));
   CHECK_THAT(r.err, !Catch::Contains("internal error"));
@@ -118,13 +118,13 @@ TEST_CASE("a number beyond a double is bad input with the file and its place", "
 TEST_CASE("endless input is cut at the input limit, not read until memory runs out",
           "[cli][robust]") {
   TempDir dir("robust");
-  const auto costs = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file",
+  const auto costs = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file",
                           "/dev/zero"});
   CHECK(costs.code == 3);
   CHECK_THAT(costs.err, Catch::Contains("/dev/zero: the cost file is larger than 32 MiB"));
   // A schedule file must end in .json or .csv: a link to the endless device.
   fs::create_symlink("/dev/zero", dir / "zero.json");
-  const auto schedule = cli({"validate", dir / "zero.json"});
+  const auto schedule = run_ppsim({"validate", dir / "zero.json"});
   CHECK(schedule.code == 3);
   CHECK_THAT(schedule.err, Catch::Contains("the schedule file is larger than 32 MiB"));
 }
@@ -132,12 +132,12 @@ TEST_CASE("endless input is cut at the input limit, not read until memory runs o
 TEST_CASE("sweep refuses a grid over the point limit at once, naming its size", "[cli][robust]") {
   std::string many;
   for (int i = 1; i <= 3000; ++i) many += (i == 1 ? "" : ",") + std::to_string(i);
-  const auto big = cli({"sweep", "-s", "1f1b", "-p", many, "-m", many});
+  const auto big = run_ppsim({"sweep", "-s", "1f1b", "-p", many, "-m", many});
   CHECK(big.code == 3);
   CHECK_THAT(big.err, Catch::Contains("1 schedules x 3000 p x 1 v x 1 limits x 3000 m = 9000000 "
                                       "points; at most 100000"));
   // 3000^4 x 2 schedules: the product itself would overflow a vector's reserve.
-  const auto huge = cli({"sweep", "-s", "1f1b,zb-h1", "-p", many, "-m", many, "-v", many,
+  const auto huge = run_ppsim({"sweep", "-s", "1f1b,zb-h1", "-p", many, "-m", many, "-v", many,
                          "--mem-limit", many});
   CHECK(huge.code == 3);
   CHECK_THAT(huge.err, Catch::Contains("= 162000000000000 points"));
@@ -149,13 +149,13 @@ TEST_CASE("output through a symbolic link replaces the link's target and keeps t
   TempDir dir("robust");
   fs::create_directory(dir / "real");
   fs::create_symlink("real/t.json", dir / "link.json");
-  const auto r = cli({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o",
+  const auto r = run_ppsim({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o",
                       dir / "link.json"});
   REQUIRE(r.code == 0);
   CHECK(fs::is_symlink(dir / "link.json"));
   CHECK_THAT(slurp(dir / "real/t.json"), Catch::Contains("ppsim.schedule/1"));
   // Once more, now that the target exists; no temporary is left beside either.
-  REQUIRE(cli({"export", "-s", "1f1b", "-p", "2", "-m", "4", "--format", "json", "-o",
+  REQUIRE(run_ppsim({"export", "-s", "1f1b", "-p", "2", "-m", "4", "--format", "json", "-o",
                dir / "link.json"})
               .code == 0);
   CHECK(fs::is_symlink(dir / "link.json"));
@@ -163,7 +163,7 @@ TEST_CASE("output through a symbolic link replaces the link's target and keeps t
   CHECK(dir.entries() == 2);
   CHECK(std::distance(fs::directory_iterator(dir / "real"), {}) == 1);
   // `-o -` is standard output.
-  const auto out = cli({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o", "-"});
+  const auto out = run_ppsim({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o", "-"});
   CHECK(out.code == 0);
   CHECK_THAT(out.out, Catch::StartsWith("{") && Catch::Contains("ppsim.schedule/1"));
   CHECK_FALSE(fs::exists("-"));
@@ -189,7 +189,7 @@ TEST_CASE("output to a FIFO or device is written into it, never renamed over it"
     ::close(fd);
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the reader has it open
-  const auto r = cli({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o", fifo});
+  const auto r = run_ppsim({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o", fifo});
   reader.join();
   CHECK(r.code == 0);
   CHECK(fs::is_fifo(fifo));
@@ -198,7 +198,7 @@ TEST_CASE("output to a FIFO or device is written into it, never renamed over it"
 }
 
 TEST_CASE("a write that fails says why and leaves no file", "[cli][robust]") {
-  const auto full = cli({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o",
+  const auto full = run_ppsim({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o",
                          "/dev/full"});
   CHECK(full.code == 3);
   CHECK_THAT(full.err, Catch::Contains("/dev/full: cannot write (No space left on device)"));
@@ -206,7 +206,7 @@ TEST_CASE("a write that fails says why and leaves no file", "[cli][robust]") {
   TempDir dir("robust");
   const std::string path = dir / "s.json";
   const auto r = in_child({.file_size = 100}, [&] {
-    return cli({"export", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "json", "-o", path});
+    return run_ppsim({"export", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "json", "-o", path});
   });
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Catch::Contains("s.json: cannot write (File too large)"));
@@ -218,7 +218,7 @@ TEST_CASE("values that were accepted without a word are refused", "[cli][robust]
   const auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = run;
     a.insert(a.end(), extra.begin(), extra.end());
-    return cli(a);
+    return run_ppsim(a);
   };
   const auto mb = with({"--costs", "MB=1e308", "--json"});
   CHECK(mb.code == 3);
@@ -229,7 +229,7 @@ TEST_CASE("values that were accepted without a word are refused", "[cli][robust]
     CHECK(empty.code == 3);
     CHECK_THAT(empty.err, Catch::Contains(fmt::format("{}: empty value", option)));
   }
-  const auto o = cli({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o", ""});
+  const auto o = run_ppsim({"export", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json", "-o", ""});
   CHECK(o.code == 3);
   CHECK_THAT(o.err, Catch::Contains("--output: empty value"));
   const auto twice = with({"--costs", "F=1,F=7"});
@@ -238,10 +238,10 @@ TEST_CASE("values that were accepted without a word are refused", "[cli][robust]
   const auto chunks = with({"-v", "-1"});
   CHECK(chunks.code == 2);
   CHECK_THAT(chunks.err, Catch::Contains("--chunks"));
-  const auto sweep_chunks = cli({"sweep", "-s", "1f1b", "-p", "2", "-m", "2", "-v", "-1"});
+  const auto sweep_chunks = run_ppsim({"sweep", "-s", "1f1b", "-p", "2", "-m", "2", "-v", "-1"});
   CHECK(sweep_chunks.code == 3);
   CHECK_THAT(sweep_chunks.err, Catch::Contains("--chunks '-1': -1 is out of range (expected 0..4096)"));
-  const auto unknown = cli({"nosuchcmd"});
+  const auto unknown = run_ppsim({"nosuchcmd"});
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("unknown command 'nosuchcmd' (valid: ") &&
                               Catch::Contains("simulate"));
@@ -261,7 +261,7 @@ TEST_CASE("costs the parser accepts never overflow into a deadlock or a false me
   };
   for (const auto& args : cases) {
     CAPTURE(args);
-    const auto r = cli(args);
+    const auto r = run_ppsim(args);
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Catch::Contains("too much to time in nanoseconds"));
     CHECK_THAT(r.err, !Catch::Contains("deadlock"));
@@ -272,7 +272,7 @@ TEST_CASE("costs the parser accepts never overflow into a deadlock or a false me
 TEST_CASE("a 10 MB bad CSV cell is quoted by an excerpt", "[cli][robust]") {
   TempDir dir("robust");
   const std::string file = dir.file("cell.csv", "0F0," + std::string(10'000'000, 'x') + "\n");
-  const auto r = cli({"validate", file});
+  const auto r = run_ppsim({"validate", file});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Catch::Contains("cell.csv:1:2: cannot read 'xxxx") &&
                         Catch::Contains("... (10000000 bytes)'"));
@@ -284,14 +284,14 @@ TEST_CASE("a CSV row of millions of empty cells costs no more than its bytes", "
   // 8 MB of commas: one cell object per comma took 40 bytes each.
   const std::string file = dir.file("commas.csv", "0F0,0I0,0W0" + std::string(8'000'000, ',') + "\n");
   const auto r = in_child({.extra_address_space = 128 * kMiB},
-                          [&] { return cli({"validate", file}); });
+                          [&] { return run_ppsim({"validate", file}); });
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("valid: 3 tasks on 1 devices"));
 }
 
 TEST_CASE("execute checks its output paths before any rank starts", "[cli][robust][exec]") {
   TempDir dir("robust");
-  const auto r = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
+  const auto r = run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
                       "4", "--blocks", "1", "--costs", "F=1", "--trace",
                       dir / "missing-dir/t.json"});
   CHECK(r.code == 3);
@@ -299,7 +299,7 @@ TEST_CASE("execute checks its output paths before any rank starts", "[cli][robus
                                                                    "directory") &&
                         Catch::Contains("does not exist"));
   CHECK_THAT(r.err, !Catch::Contains("mpirun"));
-  const auto hosts = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8",
+  const auto hosts = run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8",
                           "--tokens", "4", "--blocks", "1", "--hostfile", dir / "no-hosts"});
   CHECK(hosts.code == 3);
   CHECK_THAT(hosts.err, Catch::Contains("no-hosts: cannot open the hostfile"));

@@ -20,10 +20,6 @@ using Catch::Contains;
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 } // namespace
 
 TEST_CASE("an input FIFO that nothing writes is exit 3 after the wait, not a hang",
@@ -32,7 +28,7 @@ TEST_CASE("an input FIFO that nothing writes is exit 3 after the wait, not a han
   const std::string fifo = dir / "f.json";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const auto start = std::chrono::steady_clock::now();
-  const auto r = cli({"validate", fifo});
+  const auto r = run_ppsim({"validate", fifo});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Contains("f.json: the schedule file (a FIFO or device) did not end within 5 s"));
   CHECK(seconds_since(start) < 10);
@@ -43,7 +39,7 @@ TEST_CASE("an output FIFO that nothing reads is exit 3 at once", "[cli][robust]"
   const std::string fifo = dir / "out.json";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const auto start = std::chrono::steady_clock::now();
-  const auto r = cli({"export", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "json", "-o", fifo});
+  const auto r = run_ppsim({"export", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "json", "-o", fifo});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Contains("out.json: cannot write (a FIFO that nothing reads)"));
   CHECK(seconds_since(start) < 2);
@@ -58,7 +54,7 @@ TEST_CASE("several files are never derived from a device, a FIFO or standard out
   for (const std::string& trace : {std::string("/dev/full"), std::string("/dev/null"),
                                    std::string("-"), fifo}) {
     CAPTURE(trace);
-    const auto r = cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", trace});
+    const auto r = run_ppsim({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", trace});
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains("--trace " + trace + ": several files are written"));
     CHECK_THAT(r.err, Contains("Run 'ppsim compare --help' for usage."));
@@ -68,9 +64,9 @@ TEST_CASE("several files are never derived from a device, a FIFO or standard out
   }
   CHECK(dir.entries() == 1);
   // One schedule: one file, written into the device as before.
-  CHECK(cli({"compare", "-s", "1f1b", "-p", "4", "-m", "8", "--trace", "/dev/null"}).code == 0);
+  CHECK(run_ppsim({"compare", "-s", "1f1b", "-p", "4", "-m", "8", "--trace", "/dev/null"}).code == 0);
   // execute writes two traces (measured and predicted): the same rule, before any rank starts.
-  const auto exec = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
+  const auto exec = run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
                          "4", "--blocks", "1", "--costs", "F=1", "--trace", "/dev/null"});
   CHECK(exec.code == 2);
   CHECK_THAT(exec.err, Contains("several files are written") && !Contains("mpirun"));
@@ -78,25 +74,25 @@ TEST_CASE("several files are never derived from a device, a FIFO or standard out
 
 TEST_CASE("derived trace names keep or gain the suffix beside the given name", "[cli][robust]") {
   TempDir dir("streams");
-  REQUIRE(cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "t"}).code == 0);
+  REQUIRE(run_ppsim({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "t"}).code == 0);
   CHECK(fs::is_regular_file(dir / "t-1f1b.json"));
   CHECK(fs::is_regular_file(dir / "t-zb-h1.json"));
-  REQUIRE(cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "u.trace.json"})
+  REQUIRE(run_ppsim({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "u.trace.json"})
               .code == 0);
   CHECK(fs::is_regular_file(dir / "u.trace-1f1b.json"));
   fs::create_directory(dir / "d.x");
-  REQUIRE(cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "d.x/.t"})
+  REQUIRE(run_ppsim({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--trace", dir / "d.x/.t"})
               .code == 0);
   CHECK(fs::is_regular_file(dir / "d.x/.t-zb-h1.json"));
   CHECK(dir.entries() == 5);
 }
 
 TEST_CASE("plan reports bad input as exit 3 on stderr, like every command", "[cli][robust]") {
-  const auto many = cli({"plan", "-p", "4097", "--global-batch", "32", "--model", "zb-1.5b"});
+  const auto many = run_ppsim({"plan", "-p", "4097", "--global-batch", "32", "--model", "zb-1.5b"});
   CHECK(many.code == 3);
   CHECK(many.out.empty());
   CHECK_THAT(many.err, Contains("ppsim: error: plan: -p 4097: expected 1 to 4096 devices"));
-  const auto costs = cli({"plan", "-p", "4", "--global-batch", "32", "--model", "zb-1.5b",
+  const auto costs = run_ppsim({"plan", "-p", "4", "--global-batch", "32", "--model", "zb-1.5b",
                           "--costs", "F=-1"});
   CHECK(costs.code == 3);
   CHECK(costs.out.empty());
@@ -120,7 +116,7 @@ TEST_CASE("a long value is quoted by an excerpt wherever it is refused", "[cli][
   };
   for (const auto& args : calls) {
     CAPTURE(args[0], args.size());
-    const auto r = cli(args);
+    const auto r = run_ppsim(args);
     CHECK(r.code == 3);
     CHECK(r.err.size() < 1200);
     CHECK_THAT(r.err, Contains("bytes)"));
@@ -133,7 +129,7 @@ TEST_CASE("a long name inside a schedule file is refused with an excerpt", "[cli
       "s.json", R"({"schema": "ppsim.schedule/1", "name": ")" + std::string(100000, 'n') +
                     R"(", "devices": 1, "microbatches": 1, "placement": [0], "routes": [[0]],
 "order": [["F0.0", "B0.0", "W0.0"]]})");
-  const auto r = cli({"validate", file});
+  const auto r = run_ppsim({"validate", file});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Contains("/name: 'nnn") && Contains("(100000 bytes)"));
   CHECK(r.err.size() < 1200);
@@ -143,23 +139,23 @@ TEST_CASE("values out of range are refused by costs and execute as by the other 
           "[cli][robust]") {
   for (const std::string capacity : {"nan", "80XB", "-1GiB", "1e30"}) {
     CAPTURE(capacity);
-    const auto r = cli({"costs", "-p", "4", "--model", "zb-1.5b", "--mem-capacity", capacity});
+    const auto r = run_ppsim({"costs", "-p", "4", "--model", "zb-1.5b", "--mem-capacity", capacity});
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Contains("--mem-capacity"));
     // simulate says the same
-    const auto s = cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--model", "zb-1.5b",
+    const auto s = run_ppsim({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--model", "zb-1.5b",
                         "--mem-capacity", capacity});
     CHECK(s.code == 3);
   }
-  const auto chunks = cli({"costs", "-p", "4", "-v", "-1", "--model", "zb-1.5b"});
+  const auto chunks = run_ppsim({"costs", "-p", "4", "-v", "-1", "--model", "zb-1.5b"});
   CHECK(chunks.code == 2);
   CHECK_THAT(chunks.err, Contains("--chunks"));
-  CHECK(chunks.code == cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "-v", "-1"}).code);
-  const auto seed = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
+  CHECK(chunks.code == run_ppsim({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "-v", "-1"}).code);
+  const auto seed = run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
                          "4", "--blocks", "1", "--seed", "-1"});
   CHECK(seed.code == 3);
   CHECK_THAT(seed.err, Contains("--seed: -1 is out of range") && !Contains("mpirun"));
-  const auto jitter_seed = cli({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--jitter", "0.1",
+  const auto jitter_seed = run_ppsim({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--jitter", "0.1",
                                 "--seed", "-1"});
   CHECK(jitter_seed.code == 3);
   CHECK_THAT(jitter_seed.err, Contains("--seed: -1 is out of range"));
@@ -169,12 +165,12 @@ TEST_CASE("a duplicated key in a file given to a command is exit 3 naming it", "
   TempDir dir("streams");
   const std::string costs = dir.file(
       "c.json", "{\"schema\": \"x\",\n\"schema\": \"ppsim.costs/1\", \"F\": 1, \"B\": 1, \"W\": 1}");
-  const auto r = cli({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file", costs});
+  const auto r = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs-file", costs});
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Contains("c.json: line 2, column 1: duplicate key \"schema\""));
   const std::string device = dir.file(
       "d.json", R"({"schema": "ppsim.device/1", "peak_tflops": 1, "link": {"gbytes_per_s": 0}})");
-  const auto d = cli({"costs", "-p", "4", "--model", "zb-1.5b", "--device", device});
+  const auto d = run_ppsim({"costs", "-p", "4", "--model", "zb-1.5b", "--device", device});
   CHECK(d.code == 3);
   CHECK_THAT(d.err, Contains("/link/gbytes_per_s: 0: expected a positive GB/s"));
 }
@@ -185,7 +181,7 @@ TEST_CASE("a second serve on a port in use exits 3 naming the port", "[cli][robu
   const int port = first.bind("127.0.0.1", 0);
   REQUIRE(port > 0);
   // Bound, not yet serving: the port is taken all the same.
-  const auto second = cli({"serve", "--port", std::to_string(port)});
+  const auto second = run_ppsim({"serve", "--port", std::to_string(port)});
   CHECK(second.code == 3);
   CHECK_THAT(second.err, Contains(fmt::format("--port {}: cannot listen on 127.0.0.1:{}", port, port)));
   ppsim::cli::PlaygroundServer other(config);
@@ -195,7 +191,7 @@ TEST_CASE("a second serve on a port in use exits 3 naming the port", "[cli][robu
 TEST_CASE("execute checks the hostfile's syntax and hosts before launching", "[cli][robust][exec]") {
   TempDir dir("streams");
   const auto execute = [&](const std::string& hostfile) {
-    return cli({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens", "4",
+    return run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens", "4",
                 "--blocks", "1", "--costs", "F=1", "--hostfile", hostfile});
   };
   const auto empty = execute(dir.file("empty", "# only a comment\n\n"));

@@ -2,6 +2,7 @@
 // stop `ppsim serve` for everyone, one address cannot take every thread, and a connection that
 // sends a byte just before each timeout is cut at its deadline.
 #include "cli/serve.hpp"
+#include "tests/test_helpers.hpp"
 
 #include <arpa/inet.h>
 #include <atomic>
@@ -18,6 +19,7 @@
 
 using ppsim::cli::PlaygroundServer;
 using ppsim::cli::ServeConfig;
+using ppsim::test::seconds_since;
 
 namespace {
 
@@ -61,10 +63,6 @@ bool closed(int fd) {
   char c;
   const ssize_t n = ::recv(fd, &c, 1, MSG_DONTWAIT);
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // A small, fast configuration: 8 connection threads, 1 s reads, one simulation per address.

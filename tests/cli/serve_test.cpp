@@ -52,7 +52,7 @@ TEST_CASE("a query keeps its order, '=' inside values and percent escapes", "[cl
 
 TEST_CASE("/api/compare returns exactly compare --json, for short and long option names",
           "[cli][serve]") {
-  const auto expected = test::cli({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--costs",
+  const auto expected = test::run_ppsim({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--costs",
                              "F=2,B=2,W=2", "--json"});
   REQUIRE(expected.code == 0);
   const HttpAnswer a = get("/api/compare?s=1f1b,zb-h1&p=4&m=8&costs=F=2,B=2,W=2");
@@ -91,7 +91,7 @@ TEST_CASE("bad parameters get 400 with the command line's error text", "[cli][se
     CHECK(a.content_type.rfind("text/plain", 0) == 0);
     args.insert(args.begin(), "compare");
     args.emplace_back("--json");
-    const auto c = test::cli(args);
+    const auto c = test::run_ppsim(args);
     CHECK(c.code != 0);
     CHECK(a.body == c.err);
   };
@@ -144,7 +144,7 @@ TEST_CASE("bad parameters get 400 with the command line's error text", "[cli][se
 TEST_CASE("a cost profile of the server's folder may be named", "[cli][serve]") {
   const HttpAnswer a = get("/api/compare?s=1f1b&p=4&m=8&costs-file=example-mlp", config_with_profiles());
   REQUIRE(a.status == 200);
-  const auto expected = test::cli({"compare", "-s", "1f1b", "-p", "4", "-m", "8", "--costs-file",
+  const auto expected = test::run_ppsim({"compare", "-s", "1f1b", "-p", "4", "-m", "8", "--costs-file",
                              std::string(PPSIM_SOURCE_DIR) + "/data/costs/example-mlp.json", "--json"});
   CHECK(a.body == expected.out);
   CHECK(cost_profiles(config_with_profiles().profiles_dir) == std::vector<std::string>{"example-mlp"});

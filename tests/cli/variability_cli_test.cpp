@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-using ppsim::test::cli;
+using ppsim::test::run_ppsim;
 
 namespace {
 
@@ -21,7 +21,7 @@ std::vector<std::string> zb(std::vector<std::string> extra) {
 } // namespace
 
 TEST_CASE("jittered samples appear in the JSON with the issue's fields", "[cli][jitter]") {
-  const auto r = cli(zb({"--jitter", "0.2", "--seed", "5", "--samples", "300", "--json"}));
+  const auto r = run_ppsim(zb({"--jitter", "0.2", "--seed", "5", "--samples", "300", "--json"}));
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   const auto& s = j.at("samples");
@@ -36,14 +36,14 @@ TEST_CASE("jittered samples appear in the JSON with the issue's fields", "[cli][
   CHECK(s.at("cost_ms").at("p99") <= s.at("cost_ms").at("max"));
   CHECK_FALSE(s.contains("wins"));
   // The deterministic metrics are today's.
-  const auto plain = nlohmann::json::parse(cli(zb({"--json"})).out);
+  const auto plain = nlohmann::json::parse(run_ppsim(zb({"--json"})).out);
   CHECK(j.at("cost_ms") == plain.at("cost_ms"));
   CHECK_FALSE(plain.contains("samples"));
   // Same seed, byte-identical; another seed, other samples.
-  CHECK(cli(zb({"--jitter", "0.2", "--seed", "5", "--samples", "300", "--json"})).out == r.out);
-  CHECK(cli(zb({"--jitter", "0.2", "--seed", "6", "--samples", "300", "--json"})).out != r.out);
+  CHECK(run_ppsim(zb({"--jitter", "0.2", "--seed", "5", "--samples", "300", "--json"})).out == r.out);
+  CHECK(run_ppsim(zb({"--jitter", "0.2", "--seed", "6", "--samples", "300", "--json"})).out != r.out);
   // The text report's lines.
-  const auto t = cli(zb({"--jitter", "0.2", "--samples", "50"}));
+  const auto t = run_ppsim(zb({"--jitter", "0.2", "--samples", "50"}));
   REQUIRE(t.code == 0);
   CHECK_THAT(t.out, Catch::Contains("samples       50 (jitter cv 0.2, seed 1)\n"));
   CHECK_THAT(t.out, Catch::Contains("cost          mean "));
@@ -55,27 +55,27 @@ TEST_CASE("compare's table and JSON report the samples and the wins", "[cli][jit
                                       "--samples", "100"};
   auto json_args = args;
   json_args.push_back("--json");
-  const auto r = cli(json_args);
+  const auto r = run_ppsim(json_args);
   REQUIRE(r.code == 0);
   const auto a = nlohmann::json::parse(r.out);
   int wins = 0;
   for (const auto& row : a) wins += row.at("samples").at("wins").get<int>();
   CHECK(wins >= 100);
   CHECK(a[0].at("samples").at("wins") == 0);
-  const auto t = cli(args);
+  const auto t = run_ppsim(args);
   REQUIRE(t.code == 0);
   CHECK_THAT(t.out, Catch::Contains("mean_ms     p50_ms     p90_ms     p99_ms    wins"));
   CHECK_THAT(t.out, Catch::Contains("  0.0%\n"));
 }
 
 TEST_CASE("a slow device on the command line stretches its tasks", "[cli][slow]") {
-  const auto r = cli(zb({"--slow", "device=2,factor=2", "--slow", "device=0,factor=1.5", "--json"}));
+  const auto r = run_ppsim(zb({"--slow", "device=2,factor=2", "--slow", "device=0,factor=1.5", "--json"}));
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("per_device")[0].at("busy_ms") == 36.0);
   CHECK(j.at("per_device")[1].at("busy_ms") == 24.0);
   CHECK(j.at("per_device")[2].at("busy_ms") == 48.0);
-  const auto t = cli(zb({"--slow", "device=2,factor=2"}));
+  const auto t = run_ppsim(zb({"--slow", "device=2,factor=2"}));
   CHECK_THAT(t.out, Catch::Contains("slow          device 2 x2\n"));
 }
 
@@ -94,7 +94,7 @@ TEST_CASE("bad jitter and slow values are bad input with the value named", "[cli
   };
   for (const auto& [extra, message] : cases) {
     CAPTURE(extra, message);
-    const auto r = cli(zb(extra));
+    const auto r = run_ppsim(zb(extra));
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Catch::StartsWith("ppsim: error: simulate: ") && Catch::Contains(message));
   }

@@ -28,44 +28,44 @@ std::vector<std::string> execute_args(std::vector<std::string> extra) {
 
 TEST_CASE("execute rejects a broken schedule file before any rank starts, exit 4",
           "[cli][exec]") {
-  const auto r = cli(execute_args({"-s", source_path("data/examples/schedules/bad-missing-task.csv")}));
+  const auto r = run_ppsim(execute_args({"-s", source_path("data/examples/schedules/bad-missing-task.csv")}));
   CHECK(r.code == 4);
   CHECK(r.out.empty());
   CHECK_THAT(r.err, Catch::StartsWith("ppsim: error: execute: ") && Catch::Contains("missing"));
   CHECK_THAT(r.err, !Catch::Contains("mpirun"));
 
-  const auto dead = cli(execute_args({"-s", source_path("tests/exec/deadlock-p2-m2.csv")}));
+  const auto dead = run_ppsim(execute_args({"-s", source_path("tests/exec/deadlock-p2-m2.csv")}));
   CHECK(dead.code == 4);
   CHECK_THAT(dead.err, Catch::Contains("ppsim: error: execute: "));
 }
 
 TEST_CASE("execute refuses bad values with the value named, exit 3, and usage errors exit 2",
           "[cli][exec]") {
-  const auto chunks = cli(execute_args({"-s", "zb-v", "-p", "2", "-m", "4", "--blocks", "3"}));
+  const auto chunks = run_ppsim(execute_args({"-s", "zb-v", "-p", "2", "-m", "4", "--blocks", "3"}));
   CHECK(chunks.code == 2);  // --blocks given twice is a usage error
-  const auto odd = cli({"execute", "-s", "zb-v", "-p", "2", "-m", "4", "--dim", "16", "--tokens",
+  const auto odd = run_ppsim({"execute", "-s", "zb-v", "-p", "2", "-m", "4", "--dim", "16", "--tokens",
                         "4", "--blocks", "3"});
   CHECK(odd.code == 3);
   CHECK_THAT(odd.err, Catch::Contains("--blocks 3: zb-v gives each device 2 chunks"));
-  const auto dim = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "4", "--dim", "0", "--tokens",
+  const auto dim = run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "4", "--dim", "0", "--tokens",
                         "4", "--blocks", "1"});
   CHECK(dim.code == 3);
   CHECK_THAT(dim.err, Catch::Contains("--dim 0: expected 1.."));
-  const auto cal = cli(execute_args({"-s", "1f1b", "-p", "2", "-m", "4", "--calibrate", "dim=8"}));
+  const auto cal = run_ppsim(execute_args({"-s", "1f1b", "-p", "2", "-m", "4", "--calibrate", "dim=8"}));
   CHECK(cal.code == 3);
   CHECK_THAT(cal.err, Catch::Contains("execute calibrates on its own ranks"));
-  const auto fault = cli(execute_args({"-s", "1f1b", "-p", "2", "-m", "4", "--fault", "boom:1"}));
+  const auto fault = run_ppsim(execute_args({"-s", "1f1b", "-p", "2", "-m", "4", "--fault", "boom:1"}));
   CHECK(fault.code == 3);
   CHECK_THAT(fault.err, Catch::Contains("--fault 'boom:1'"));
-  const auto two = cli(execute_args({"-s", "1f1b,zb-h1", "-p", "2", "-m", "4"}));
+  const auto two = run_ppsim(execute_args({"-s", "1f1b,zb-h1", "-p", "2", "-m", "4"}));
   CHECK(two.code == 3);
-  const auto huge = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "8", "--dim", "65536",
+  const auto huge = run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "8", "--dim", "65536",
                          "--tokens", "65536", "--blocks", "8"});
   CHECK(huge.code == 3);
   CHECK_THAT(huge.err, Catch::Contains("GiB"));
-  const auto missing = cli({"execute", "-s", "1f1b", "-p", "2", "-m", "4"});
+  const auto missing = run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "4"});
   CHECK(missing.code == 2);
-  const auto shape = cli(execute_args({"-s", "zb-h2", "-p", "4", "-m", "3"}));
+  const auto shape = run_ppsim(execute_args({"-s", "zb-h2", "-p", "4", "-m", "3"}));
   CHECK(shape.code == 3);
   CHECK_THAT(shape.err, Catch::Contains("zb-h2"));
 }

@@ -72,7 +72,7 @@ TEST_CASE("an input file larger than the limit is refused before it is read", "[
 
 TEST_CASE("JSON deeper than the limit or with an overflowing number is found with its place",
           "[io][robust]") {
-  using detail::json_bounds_problem;
+  using ppsim::detail::json_bounds_problem;
   const std::string at_limit = std::string(64, '[') + std::string(64, ']');
   CHECK_FALSE(json_bounds_problem(at_limit));
   CHECK(json_bounds_problem("[" + at_limit + "]") ==

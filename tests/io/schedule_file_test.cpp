@@ -19,10 +19,6 @@ using namespace ppsim::test;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(PPSIM_SOURCE_DIR) + "/data/examples/schedules/" + name;
-}
-
 std::string to_json(const Schedule& s) {
   std::ostringstream out;
   write_schedule_json(out, s);
@@ -104,7 +100,7 @@ TEST_CASE("the PyTorch 1F1B order of DESIGN.md imports to exactly our 1f1b sched
   CHECK(loaded == ours);
 
   // The committed example is the same file.
-  CHECK(load_schedule_file(fixture("1f1b-p4-m8.csv")).order == ours.order);
+  CHECK(load_schedule_file(example_schedule("1f1b-p4-m8.csv")).order == ours.order);
   // And our writer produces it byte for byte.
   CHECK(to_csv(ours) == csv);
 }
@@ -144,7 +140,7 @@ TEST_CASE("generated schedules survive JSON and CSV export and import unchanged"
 }
 
 TEST_CASE("cells may carry whitespace and empty cells are idle", "[sim][schedule-io]") {
-  const Schedule s = load_schedule_file(fixture("whitespace-idle.csv"));
+  const Schedule s = load_schedule_file(example_schedule("whitespace-idle.csv"));
   CHECK(s.name == "whitespace-idle");
   CHECK(s.devices == 2);
   CHECK(s.microbatches == 2);
@@ -155,7 +151,7 @@ TEST_CASE("cells may carry whitespace and empty cells are idle", "[sim][schedule
 
 TEST_CASE("a V-shape CSV with overlapped F&B cells loads, validates, simulates and round-trips",
           "[sim][schedule-io]") {
-  const Schedule s = load_schedule_file(fixture("v-shape-fb.csv"));
+  const Schedule s = load_schedule_file(example_schedule("v-shape-fb.csv"));
   CHECK(s.stage_device == vshape_placement(2));
   CHECK(s.stages() == 4);
   CHECK(s.order[0][4] == Task::overlapped(3, 1, Kind::B, 0, 0));
@@ -178,7 +174,7 @@ TEST_CASE("a V-shape CSV with overlapped F&B cells loads, validates, simulates a
 
 TEST_CASE("a two-route JSON schedule loads and cannot be written as a PyTorch CSV",
           "[sim][schedule-io]") {
-  const Schedule s = load_schedule_file(fixture("two-routes.json"));
+  const Schedule s = load_schedule_file(example_schedule("two-routes.json"));
   CHECK(s.name == "two-routes");
   CHECK(s.routes == std::vector<std::vector<int>>{{0, 1}, {2, 3}});
   CHECK(s.microbatch_route == std::vector<int>{0, 1});
@@ -202,7 +198,7 @@ TEST_CASE("the JSON writer omits microbatch_routes only when there is one route"
 TEST_CASE("structural problems of well-formed files load and are reported by validate",
           "[sim][schedule-io]") {
   SECTION("a missing task") {
-    const Schedule s = load_schedule_file(fixture("bad-missing-task.csv"));
+    const Schedule s = load_schedule_file(example_schedule("bad-missing-task.csv"));
     const auto v = validate(s);
     // the file's full backward 1B1 is missing: in its vocabulary, not ppsim's 1BW1
     CHECK(any_violation_contains(v, "missing 1B1 (or 1I1 and 1W1) (device 1)"));
@@ -210,7 +206,7 @@ TEST_CASE("structural problems of well-formed files load and are reported by val
     CHECK_THROWS_AS(run_schedule(s, parse_costs("F=1")), ScheduleError);
   }
   SECTION("a duplicated task, marked at its cell") {
-    const Schedule s = load_schedule_file(fixture("bad-duplicate.csv"));
+    const Schedule s = load_schedule_file(example_schedule("bad-duplicate.csv"));
     const auto v = validate(s);
     REQUIRE_FALSE(v.empty());
     CHECK(any_violation_contains(v, "duplicate of 0F1"));
@@ -218,7 +214,7 @@ TEST_CASE("structural problems of well-formed files load and are reported by val
     CHECK_THAT(format_violations(s, v), Catch::Contains("<-- here"));
   }
   SECTION("W before its B on a rank") {
-    const Schedule s = load_schedule_file(fixture("bad-w-before-b.csv"));
+    const Schedule s = load_schedule_file(example_schedule("bad-w-before-b.csv"));
     const auto v = validate(s);
     REQUIRE_FALSE(v.empty());
     CHECK(any_violation_contains(v, "0W0: runs before its prerequisite 0I0"));
@@ -229,18 +225,18 @@ TEST_CASE("structural problems of well-formed files load and are reported by val
 TEST_CASE("CSV files whose stages cannot be placed are ScheduleErrors naming both places",
           "[sim][schedule-io]") {
   const auto two = message_of<ScheduleError>(
-      [] { (void)load_schedule_file(fixture("bad-stage-two-ranks.csv")); });
+      [] { (void)load_schedule_file(example_schedule("bad-stage-two-ranks.csv")); });
   CHECK_THAT(two, Catch::Contains("bad-stage-two-ranks.csv:2:1") &&
                       Catch::Contains("stage 1 on rank 1") && Catch::Contains("rank 0") &&
                       Catch::Contains("bad-stage-two-ranks.csv:1:2"));
   const auto gap = message_of<ScheduleError>(
-      [] { (void)load_schedule_file(fixture("bad-missing-stage.csv")); });
+      [] { (void)load_schedule_file(example_schedule("bad-missing-stage.csv")); });
   CHECK_THAT(gap, Catch::Contains("stage 1 appears in no row"));
 }
 
 TEST_CASE("unreadable cells are ConfigErrors naming file, line and cell", "[sim][schedule-io]") {
   const auto msg =
-      message_of<ConfigError>([] { (void)load_schedule_file(fixture("bad-cell.csv")); });
+      message_of<ConfigError>([] { (void)load_schedule_file(example_schedule("bad-cell.csv")); });
   CHECK_THAT(msg, Catch::Contains("bad-cell.csv:2:2: cannot read '1X0'"));
 
   const auto cases = GENERATE(as<std::string>{}, "0F", "F0", "0Q1", "0SEND_F1", "(0F1;0W0)OVERLAP_F_B",
@@ -251,20 +247,20 @@ TEST_CASE("unreadable cells are ConfigErrors naming file, line and cell", "[sim]
   CHECK_THAT(m, Catch::StartsWith("c.csv:1:2"));
   CHECK_THROWS_AS(parse_pytorch_csv("", "empty.csv"), ConfigError);
   CHECK_THROWS_AS(parse_pytorch_csv(",, ,\n", "idle.csv"), ConfigError);
-  CHECK_THROWS_AS(load_schedule_file(fixture("does-not-exist.csv")), ConfigError);
+  CHECK_THROWS_AS(load_schedule_file(example_schedule("does-not-exist.csv")), ConfigError);
 }
 
 TEST_CASE("bad JSON schedules are ConfigErrors naming the JSON path", "[sim][schedule-io]") {
   CHECK_THAT(message_of<ConfigError>(
-                 [] { (void)load_schedule_file(fixture("bad-malformed.json")); }),
+                 [] { (void)load_schedule_file(example_schedule("bad-malformed.json")); }),
              Catch::Contains("bad-malformed.json: not valid JSON"));
   CHECK_THAT(message_of<ConfigError>(
-                 [] { (void)load_schedule_file(fixture("bad-unknown-key.json")); }),
+                 [] { (void)load_schedule_file(example_schedule("bad-unknown-key.json")); }),
              Catch::Contains("bad-unknown-key.json: /colour: unknown key"));
   CHECK_THAT(
-      message_of<ConfigError>([] { (void)load_schedule_file(fixture("bad-schema.json")); }),
+      message_of<ConfigError>([] { (void)load_schedule_file(example_schedule("bad-schema.json")); }),
       Catch::Contains("bad-schema.json: /schema: expected \"ppsim.schedule/1\""));
-  CHECK_THAT(message_of<ConfigError>([] { (void)load_schedule_file(fixture("bad-task.json")); }),
+  CHECK_THAT(message_of<ConfigError>([] { (void)load_schedule_file(example_schedule("bad-task.json")); }),
              Catch::Contains("bad-task.json: /order/1/1: task '1X0'"));
 
   const auto base = [](const std::string& extra) {
@@ -289,7 +285,7 @@ TEST_CASE("bad JSON schedules are ConfigErrors naming the JSON path", "[sim][sch
 
 TEST_CASE("a deadlocking order loads and validates, and simulating it names the cycle",
           "[sim][schedule-io]") {
-  const Schedule s = load_schedule_file(fixture("deadlock.csv"));
+  const Schedule s = load_schedule_file(example_schedule("deadlock.csv"));
   CHECK(validate(s).empty());
   const auto msg =
       message_of<ScheduleError>([&] { (void)run_schedule(s, parse_costs("F=1,B=1,W=1")); });

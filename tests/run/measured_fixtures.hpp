@@ -20,7 +20,7 @@ namespace ppsim::test {
 
 /// What a played run is made of: each run's duration (device by device, in order), the latency
 /// of every message, and extra delays of single messages (producer run, consumer run).
-struct Plan {
+struct PlayPlan {
   std::vector<Ticks> durations;
   Ticks comm{0};
   std::map<std::pair<int, int>, Ticks> delay;
@@ -43,7 +43,7 @@ inline std::vector<Ticks> noisy_durations(const Schedule& s, const CostModel& co
 /// Plays the schedule: a task starts when its device is free and each input has arrived (its
 /// producer's end, plus the latency and any extra delay when it crossed devices). An oracle of
 /// its own, independent of the simulator.
-inline Timeline play(const Schedule& s, const Plan& plan) {
+inline Timeline play(const Schedule& s, const PlayPlan& plan) {
   Timeline t;
   t.devices = s.devices;
   t.device_begin.push_back(0);

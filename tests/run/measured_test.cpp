@@ -25,7 +25,7 @@ struct Played {
 };
 
 Played played(const std::string& name, int p, int m, const std::string& costs, double noise,
-              Plan plan = {}) {
+              PlayPlan plan = {}) {
   Played out;
   out.schedule = make_schedule(name, {.devices = p, .microbatches = m});
   const CostSpec spec = parse_costs(costs);
@@ -144,7 +144,7 @@ TEST_CASE("the fit recovers the costs of a noisy Kineto run within the noise", "
 
 TEST_CASE("diff names a planted straggler and the waits it causes", "[run][measured]") {
   const Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
-  Plan plan;
+  PlayPlan plan;
   plan.durations = noisy_durations(s, cost_model_for(parse_costs("F=1,B=1,W=1"), s), 0.02);
   // Stage 1's forward of micro-batch 5 takes 4 ms instead of 1.
   Timeline probe = play(s, {plan.durations, 0, {}});
@@ -165,7 +165,7 @@ TEST_CASE("diff names a planted straggler and the waits it causes", "[run][measu
 
 TEST_CASE("diff names a planted message delay as comm, at its place", "[run][measured]") {
   const Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
-  Plan plan;
+  PlayPlan plan;
   plan.durations = noisy_durations(s, cost_model_for(parse_costs("F=1,B=1,W=1"), s), 0.02);
   plan.comm = 50'000;
   const Timeline probe = play(s, plan);

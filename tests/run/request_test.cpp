@@ -154,20 +154,20 @@ TEST_CASE("every command that runs a schedule takes --model and a limit in bytes
     head.insert(head.end(), model.begin(), model.end());
     return head;
   };
-  const auto sim = cli(with({"simulate", "--json"}));
+  const auto sim = run_ppsim(with({"simulate", "--json"}));
   REQUIRE(sim.code == 0);
   const auto doc = nlohmann::json::parse(sim.out);
-  const auto exp = cli(with({"export", "--format", "json"}));
+  const auto exp = run_ppsim(with({"export", "--format", "json"}));
   CHECK(exp.err == "");
   REQUIRE(exp.code == 0);
   // The exported order is the one simulate ran: its task count and devices.
   const auto order = nlohmann::json::parse(exp.out);
   CHECK(order["devices"] == 4);
-  const auto cmp = cli({"compare", "-s", "zb-h2,zb-auto", "-p", "4", "-m", "8", "--model",
+  const auto cmp = run_ppsim({"compare", "-s", "zb-h2,zb-auto", "-p", "4", "-m", "8", "--model",
                         "zb-1.5b", "--mem-limit", "16GiB"});
   CHECK(cmp.err.find("knows bytes") == std::string::npos);
   CHECK(cmp.code == 0);
-  const auto sw = cli({"sweep", "-s", "1f1b,zb-auto", "-p", "2,4", "-m", "8", "--model",
+  const auto sw = run_ppsim({"sweep", "-s", "1f1b,zb-auto", "-p", "2,4", "-m", "8", "--model",
                        "zb-1.5b", "--device", "h100", "--mem-limit", "40GiB", "--csv"});
   CHECK(sw.err == "");
   CHECK(sw.code == 0);

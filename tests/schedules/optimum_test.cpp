@@ -26,7 +26,7 @@ using namespace ppsim::test;
 
 namespace {
 
-struct Case {
+struct OptimumCase {
   int p;
   int m;
   std::string costs;
@@ -91,7 +91,7 @@ void check_order(const Optimum& o, const CostModel& costs, double limit) {
 }
 
 // zb-auto's run at the case's limit, with its reported bound.
-Run zb_auto_run(const Case& c) {
+Run zb_auto_run(const OptimumCase& c) {
   RunRequest rq;
   rq.schedule = "zb-auto";
   rq.devices = c.p;
@@ -167,8 +167,8 @@ namespace {
 // Small cases: p = 2..4, m = 2..8, unit and uneven costs, with comm, limits 1p..2p. The
 // lopsided ones (one pass much longer, comm of a whole pass, W that holds little) are where the
 // bound and zb-auto part.
-std::vector<Case> small_cases(bool slow, bool lopsided = false) {
-  std::vector<Case> cases;
+std::vector<OptimumCase> small_cases(bool slow, bool lopsided = false) {
+  std::vector<OptimumCase> cases;
   const std::vector<std::string> costs =
       lopsided ? std::vector<std::string>{"F=1,B=3,W=0.5,comm=1", "F=2,B=1,W=2,comm=0.7",
                                           "F=1,B=1,W=1,MW=0.1,comm=2"}
@@ -187,7 +187,7 @@ std::vector<Case> small_cases(bool slow, bool lopsided = false) {
 
 // (a) bound <= optimum <= zb-auto; (b) the gap zb-auto reports is at least its true gap, and
 // equal to it wherever the bound is tight.
-void check_case(const Case& c, int& tight) {
+void check_case(const OptimumCase& c, int& tight) {
   CAPTURE(c.p, c.m, c.costs, c.k);
   const Run r = zb_auto_run(c);
   const CostModel costs = model_of(c.p, c.m, parse_costs(c.costs));
@@ -212,19 +212,19 @@ TEST_CASE("on small cases the bound never exceeds the optimum and zb-auto's gap 
           "[schedules][optimum][bound]") {
   int tight = 0;
   const auto cases = small_cases(false);
-  for (const Case& c : cases) check_case(c, tight);
+  for (const OptimumCase& c : cases) check_case(c, tight);
   INFO(fmt::format("{} of {} cases tight", tight, cases.size()));
   CHECK(tight == static_cast<int>(cases.size()));  // with these costs the bound is the optimum
   // Lopsided costs part them: bound <= optimum <= zb-auto still, gaps reported too high.
   int lopsided_tight = 0;
   const auto lopsided = small_cases(false, true);
-  for (const Case& c : lopsided) check_case(c, lopsided_tight);
+  for (const OptimumCase& c : lopsided) check_case(c, lopsided_tight);
   CHECK(lopsided_tight < static_cast<int>(lopsided.size()));
 }
 
 TEST_CASE("the same on the larger small cases (p * m > 16)", "[.slow]") {
   int tight = 0;
-  for (const Case& c : small_cases(true)) check_case(c, tight);
+  for (const OptimumCase& c : small_cases(true)) check_case(c, tight);
 }
 
 TEST_CASE("figures: optimum, zb-auto and the bound on small cases", "[.figures]") {
@@ -232,7 +232,7 @@ TEST_CASE("figures: optimum, zb-auto and the bound on small cases", "[.figures]"
                "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const bool lopsided : {false, true})
   for (const bool slow : {false, true})
-    for (const Case& c : small_cases(slow, lopsided)) {
+    for (const OptimumCase& c : small_cases(slow, lopsided)) {
       const Run r = zb_auto_run(c);
       const Optimum o =
           optimal_zero_bubble(c.p, c.m, model_of(c.p, c.m, parse_costs(c.costs)), c.k * c.p);

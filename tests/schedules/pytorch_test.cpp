@@ -75,7 +75,7 @@ Rows pytorch_tokens(const std::vector<PaddedRow>& slots) {
   return rows;
 }
 
-struct Case {
+struct PytorchCase {
   int p, v, m;
   std::string stem(const std::string& cls) const {
     return cls + "_pp" + std::to_string(p) + "_v" + std::to_string(v) + "_m" + std::to_string(m);
@@ -126,9 +126,9 @@ Rows reverse_backward_runs(Rows rows) {
 
 TEST_CASE("interleaved-zb is PyTorch's ScheduleInterleavedZeroBubble, idle slots included",
           "[schedules][pytorch][golden]") {
-  const Case c = GENERATE(Case{4, 2, 8}, Case{4, 2, 16}, Case{2, 2, 4}, Case{4, 3, 12},
-                          Case{8, 2, 16}, Case{2, 2, 8}, Case{4, 2, 4}, Case{4, 2, 2},
-                          Case{4, 2, 10});
+  const PytorchCase c = GENERATE(PytorchCase{4, 2, 8}, PytorchCase{4, 2, 16}, PytorchCase{2, 2, 4}, PytorchCase{4, 3, 12},
+                          PytorchCase{8, 2, 16}, PytorchCase{2, 2, 8}, PytorchCase{4, 2, 4}, PytorchCase{4, 2, 2},
+                          PytorchCase{4, 2, 10});
   const std::string stem = c.stem("ScheduleInterleavedZeroBubble");
   CAPTURE(stem);
   const Rows expected = golden_rows(stem + ".txt");
@@ -145,8 +145,8 @@ TEST_CASE("zbv-pytorch is PyTorch's ScheduleZBVZeroBubble, masked micro-batches 
           "[schedules][pytorch][golden]") {
   // m < 2p-1 (4, 6, 7 at p = 4; 2 at p = 2): PyTorch builds the 2p-1 pattern and turns every
   // task of a micro-batch >= m into an idle slot.
-  const Case c = GENERATE(Case{4, 2, 8}, Case{4, 2, 16}, Case{2, 2, 4}, Case{8, 2, 16},
-                          Case{4, 2, 4}, Case{4, 2, 7}, Case{4, 2, 6}, Case{2, 2, 2});
+  const PytorchCase c = GENERATE(PytorchCase{4, 2, 8}, PytorchCase{4, 2, 16}, PytorchCase{2, 2, 4}, PytorchCase{8, 2, 16},
+                          PytorchCase{4, 2, 4}, PytorchCase{4, 2, 7}, PytorchCase{4, 2, 6}, PytorchCase{2, 2, 2});
   const std::string stem = c.stem("ScheduleZBVZeroBubble");
   CAPTURE(stem);
   const Rows expected = golden_rows(stem + ".txt");
@@ -206,7 +206,7 @@ TEST_CASE("the PyTorch generators keep their slots and order in step for every s
 TEST_CASE("1f1b is Schedule1F1B's runtime order and gpipe is ScheduleGPipe's",
           "[schedules][pytorch][golden]") {
   // Schedule1F1B needs m >= p, ppsim's 1f1b also runs m < p (warm-up clamped to m).
-  for (const Case c : {Case{4, 1, 8}, Case{2, 1, 4}}) {
+  for (const PytorchCase c : {PytorchCase{4, 1, 8}, PytorchCase{2, 1, 4}}) {
     CAPTURE(c.p, c.m);
     CHECK(pytorch_tokens(make_schedule("1f1b", {c.p, c.m})) ==
           golden_rows(c.stem("Schedule1F1B") + ".runtime.txt"));
@@ -218,8 +218,8 @@ TEST_CASE("1f1b is Schedule1F1B's runtime order and gpipe is ScheduleGPipe's",
 TEST_CASE("interleaved-1f1b is ScheduleInterleaved1F1B wherever m % p == 0, and refuses PyTorch's "
           "other rounds",
           "[schedules][pytorch][golden]") {
-  for (const Case c : {Case{4, 2, 8}, Case{4, 2, 16}, Case{2, 2, 4}, Case{4, 2, 4},
-                       Case{4, 3, 12}}) {
+  for (const PytorchCase c : {PytorchCase{4, 2, 8}, PytorchCase{4, 2, 16}, PytorchCase{2, 2, 4}, PytorchCase{4, 2, 4},
+                       PytorchCase{4, 3, 12}}) {
     CAPTURE(c.p, c.v, c.m);
     CHECK(pytorch_tokens(make_schedule("interleaved-1f1b", c.spec())) ==
           without_idle(golden_rows(c.stem("ScheduleInterleaved1F1B") + ".txt")));
@@ -228,7 +228,7 @@ TEST_CASE("interleaved-1f1b is ScheduleInterleaved1F1B wherever m % p == 0, and 
   // m = 2: 1 round of 2); ppsim keeps Megatron's groups of p and its m % p == 0.
   for (const int m : {2, 10}) {
     CAPTURE(m);
-    CHECK_FALSE(golden_rows(Case{4, 2, m}.stem("ScheduleInterleaved1F1B") + ".txt").empty());
+    CHECK_FALSE(golden_rows(PytorchCase{4, 2, m}.stem("ScheduleInterleaved1F1B") + ".txt").empty());
     CHECK_THROWS_AS(make_schedule("interleaved-1f1b", {.devices = 4, .microbatches = m}),
                     ConfigError);
   }
@@ -239,7 +239,7 @@ TEST_CASE("looped-bfs is ScheduleLoopedBFS with each stage's backwards in ascend
   // The one difference: PyTorch runs a stage's backwards from the last micro-batch down to 0,
   // ppsim (Lamy-Poirier's figure) from 0 up. Both orders free the same memory and, with equal
   // micro-batches, cost the same.
-  for (const Case c : {Case{4, 2, 8}, Case{2, 2, 4}}) {
+  for (const PytorchCase c : {PytorchCase{4, 2, 8}, PytorchCase{2, 2, 4}}) {
     CAPTURE(c.p, c.m);
     const Rows theirs = without_idle(golden_rows(c.stem("ScheduleLoopedBFS") + ".txt"));
     const Rows ours = pytorch_tokens(make_schedule("looped-bfs", c.spec()));
@@ -279,7 +279,7 @@ TEST_CASE("zb-h1 is ScheduleInterleavedZeroBubble with one stage per rank",
 
 TEST_CASE("dualpipe-v is ScheduleDualPipeV: our BW is its B, our FB its OVERLAP_F_B",
           "[schedules][pytorch][golden]") {
-  for (const Case c : {Case{4, 2, 8}, Case{4, 2, 10}, Case{2, 2, 4}, Case{2, 2, 6}}) {
+  for (const PytorchCase c : {PytorchCase{4, 2, 8}, PytorchCase{4, 2, 10}, PytorchCase{2, 2, 4}, PytorchCase{2, 2, 6}}) {
     CAPTURE(c.p, c.m);
     CHECK(pytorch_tokens(make_schedule("dualpipe-v", c.spec())) ==
           golden_rows(c.stem("ScheduleDualPipeV") + ".txt"));

@@ -8,6 +8,7 @@
 #include "sim/run.hpp"
 #include "sim/schedule.hpp"
 #include "sim/task.hpp"
+#include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -18,9 +19,6 @@
 #include <tuple>
 
 namespace ppsim::test {
-
-/// One millisecond in simulator ticks, for writing expected times as `54 * ms`.
-inline constexpr Ticks ms = 1'000'000;
 
 /// Checks that every part (F, B, W) of every (stage on the micro-batch's route, micro-batch) is
 /// produced by exactly one task, and that nothing else is.

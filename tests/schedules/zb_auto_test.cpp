@@ -25,17 +25,17 @@ using namespace ppsim::test;
 namespace {
 
 // One stage per device (or v chunks) on the loop placement, with the costs expanded.
-struct Case {
+struct ZbAutoCase {
   Schedule skeleton;
   CostModel costs;
-  Case(int p, int m, const std::string& costs_text, int v = 1)
+  ZbAutoCase(int p, int m, const std::string& costs_text, int v = 1)
       : skeleton(make_pipeline("case", p, m, loop_placement(p, v))),
         costs(cost_model_for(parse_costs(costs_text), skeleton)) {}
 };
 
 // The cost of every flag combination of the heuristic (in the authors' order), nullopt where
 // the combination cannot fit the limit.
-std::vector<std::optional<Ticks>> combo_costs(const Case& c, double limit) {
+std::vector<std::optional<Ticks>> combo_costs(const ZbAutoCase& c, double limit) {
   const detail::ZbProblem problem(c.skeleton, c.costs);
   std::vector<std::optional<Ticks>> out;
   for (const detail::ZbFlags& flags : detail::zb_flag_combinations()) {
@@ -46,7 +46,7 @@ std::vector<std::optional<Ticks>> combo_costs(const Case& c, double limit) {
 }
 
 // The authors' choice: the lowest cost over the combinations that fit (nullopt when none).
-std::optional<Ticks> authors_cost(const Case& c, double limit) {
+std::optional<Ticks> authors_cost(const ZbAutoCase& c, double limit) {
   const detail::ZbProblem problem(c.skeleton, c.costs);
   const auto choice = detail::zb_authors_choice(problem, limit);
   return choice ? std::optional<Ticks>(choice->outcome.cost) : std::nullopt;
@@ -69,10 +69,10 @@ std::string order_text(const std::vector<Task>& tasks) {
 
 TEST_CASE("the heuristic gives the authors' costs at p = 4, m = 8, F = B = W = 2",
           "[schedules][zb-auto]") {
-  const Case plain(4, 8, "F=2,B=2,W=2");
+  const ZbAutoCase plain(4, 8, "F=2,B=2,W=2");
   CHECK(authors_cost(plain, 4) == 54 * ms);
   CHECK(authors_cost(plain, 8) == 48 * ms);
-  const Case comm(4, 8, "F=2,B=2,W=2,comm=1");
+  const ZbAutoCase comm(4, 8, "F=2,B=2,W=2,comm=1");
   CHECK(authors_cost(comm, 4) == 66 * ms);
   CHECK(authors_cost(comm, 5) == 60 * ms);
   CHECK(authors_cost(comm, 6) == 56 * ms);
@@ -81,7 +81,7 @@ TEST_CASE("the heuristic gives the authors' costs at p = 4, m = 8, F = B = W = 2
 
 TEST_CASE("the heuristic gives the authors' costs at p = 8, m = 24 on 17 limits from 1p to 3p",
           "[schedules][zb-auto]") {
-  const Case c(8, 24, "F=1.5,B=1.5,W=1,comm=0.15");
+  const ZbAutoCase c(8, 24, "F=1.5,B=1.5,W=1,comm=0.15");
   const std::vector<long long> tenths{1142, 1107, 1077, 1046, 1029, 1011, 996, 981, 972,
                                       972,  972,  972,  972,  972,  972,  972,  972};
   for (std::size_t i = 0; i < tenths.size(); ++i) {
@@ -96,35 +96,35 @@ TEST_CASE("every flag combination of the heuristic costs what the authors' does"
   using C = std::vector<std::optional<Ticks>>;
   const auto t = [](long long tenths) { return std::optional<Ticks>(ms10(tenths)); };
   const std::optional<Ticks> none;
-  CHECK(combo_costs(Case(4, 8, "F=2,B=2,W=2,comm=1"), 5) ==
+  CHECK(combo_costs(ZbAutoCase(4, 8, "F=2,B=2,W=2,comm=1"), 5) ==
         C{t(600), t(600), t(620), t(620), t(600), t(600), t(620), t(620)});
-  CHECK(combo_costs(Case(8, 24, "F=1.5,B=1.5,W=1,comm=0.15"), 12) ==
+  CHECK(combo_costs(ZbAutoCase(8, 24, "F=1.5,B=1.5,W=1,comm=0.15"), 12) ==
         C{t(1056), t(1029), t(1071), t(1050), t(1138), t(1051), t(1125), t(1090)});
-  CHECK(combo_costs(Case(8, 24, "F=1.5,B=1.5,W=1,comm=0.15"), 16) ==
+  CHECK(combo_costs(ZbAutoCase(8, 24, "F=1.5,B=1.5,W=1,comm=0.15"), 16) ==
         C{t(972), t(981), t(972), t(972), t(1113), t(1014), t(1059), t(1038)});
   // B slower than F, M_W other than M_B / 2, B raising memory
-  CHECK(combo_costs(Case(6, 18, "F=1,B=2,W=1,comm=0.3,MW=0.25"), 6) ==
+  CHECK(combo_costs(ZbAutoCase(6, 18, "F=1,B=2,W=1,comm=0.3,MW=0.25"), 6) ==
         C{t(900), t(880), t(900), t(880), t(900), t(880), t(900), t(880)});
-  CHECK(combo_costs(Case(5, 12, "F=1,B=3,W=0.5,comm=0.2,MW=0.75"), 7.5) ==
+  CHECK(combo_costs(ZbAutoCase(5, 12, "F=1,B=3,W=0.5,comm=0.2,MW=0.75"), 7.5) ==
         C{t(681), t(680), t(686), t(683), t(681), t(680), t(686), t(683)});
-  CHECK(combo_costs(Case(4, 9, "F=3,B=1,W=2,comm=0.5,MW=1"), 8) ==
+  CHECK(combo_costs(ZbAutoCase(4, 9, "F=3,B=1,W=2,comm=0.5,MW=1"), 8) ==
         C{t(620), t(600), t(620), t(600), t(570), t(550), t(570), t(550)});
-  CHECK(combo_costs(Case(8, 16, "F=0.7,B=1.9,W=1.1,comm=0.4,MW=0.3"), 10) ==
+  CHECK(combo_costs(ZbAutoCase(8, 16, "F=0.7,B=1.9,W=1.1,comm=0.4,MW=0.3"), 10) ==
         C{t(795), t(767), t(809), t(791), t(795), t(767), t(809), t(791)});
-  CHECK(combo_costs(Case(4, 8, "F=1,B=1,W=1,MW=1.5"), 8) == C(8, t(260)));
-  CHECK(combo_costs(Case(4, 12, "F=2,B=1.5,W=0.5,MW=2"), 8) == C(8, t(570)));
+  CHECK(combo_costs(ZbAutoCase(4, 8, "F=1,B=1,W=1,MW=1.5"), 8) == C(8, t(260)));
+  CHECK(combo_costs(ZbAutoCase(4, 12, "F=2,B=1.5,W=0.5,MW=2"), 8) == C(8, t(570)));
   // m < p, and one device
-  CHECK(combo_costs(Case(4, 3, "F=1,B=1.3,W=0.6,comm=0.05"), 4) == C(8, t(147)));
-  CHECK(combo_costs(Case(1, 5, "F=1,B=2,W=1"), 1) == C(8, t(200)));
+  CHECK(combo_costs(ZbAutoCase(4, 3, "F=1,B=1.3,W=0.6,comm=0.05"), 4) == C(8, t(147)));
+  CHECK(combo_costs(ZbAutoCase(1, 5, "F=1,B=2,W=1"), 1) == C(8, t(200)));
   // where every combination, or some, cannot fit (the authors' call then fails as a whole)
-  CHECK(combo_costs(Case(4, 8, "F=1,B=1,W=1,MW=1.5"), 4) == C(8, none));
-  CHECK(combo_costs(Case(4, 12, "F=2,B=1,W=3,comm=0.1,MW=1.5"), 6) ==
+  CHECK(combo_costs(ZbAutoCase(4, 8, "F=1,B=1,W=1,MW=1.5"), 4) == C(8, none));
+  CHECK(combo_costs(ZbAutoCase(4, 12, "F=2,B=1,W=3,comm=0.1,MW=1.5"), 6) ==
         C{t(766), t(738), t(766), t(738), none, none, none, none});
-  CHECK(authors_cost(Case(4, 12, "F=2,B=1,W=3,comm=0.1,MW=1.5"), 6) == ms10(738));
+  CHECK(authors_cost(ZbAutoCase(4, 12, "F=2,B=1,W=3,comm=0.1,MW=1.5"), 6) == ms10(738));
 }
 
 TEST_CASE("the heuristic places the authors' order", "[schedules][zb-auto]") {
-  const Case c(4, 8, "F=2,B=2,W=2,comm=1");
+  const ZbAutoCase c(4, 8, "F=2,B=2,W=2,comm=1");
   const detail::ZbProblem problem(c.skeleton, c.costs);
   detail::ZbRecord record;
   const auto o = detail::run_zb(problem, 5, {true, true, true}, {}, {}, &record);
@@ -149,7 +149,7 @@ TEST_CASE("the heuristic's own timing is the simulator's, for every candidate",
   const int m = GENERATE(1, 4, 13);
   const int v = GENERATE(1, 2, 3);
   CAPTURE(costs_text, p, m, v);
-  const Case c(p, m, costs_text, v);
+  const ZbAutoCase c(p, m, costs_text, v);
   const detail::ZbRules rules[] = {{}, {.warmup_offset = 1}, {.budget_permille = 500},
                                    {.reserve_b = true}};
   for (const int group : {0, 1}) {
@@ -327,7 +327,7 @@ TEST_CASE("zb-auto is never worse than the heuristic, and never worse at a large
   const int v = GENERATE(1, 2);
   CAPTURE(costs_text, p, m, v);
   const CostSpec spec = parse_costs(costs_text);
-  const Case c(p, m, costs_text, v);
+  const ZbAutoCase c(p, m, costs_text, v);
   std::optional<Ticks> previous;
   for (int eighths = 8; eighths <= 24; eighths += 2) {
     const double limit = p * eighths / 8.0;

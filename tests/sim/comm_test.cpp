@@ -7,6 +7,7 @@
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
 #include "sim/simulator.hpp"
+#include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -16,7 +17,7 @@ using namespace ppsim;
 
 namespace {
 
-constexpr Ticks ms = 1'000'000;
+using ppsim::test::ms;
 
 Timeline run_with(const Schedule& s, const std::string& costs, const CommOptions& comm) {
   SimOptions o;

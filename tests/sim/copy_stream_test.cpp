@@ -8,6 +8,7 @@
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
 #include "sim/simulator.hpp"
+#include "tests/sim/sim_fixtures.hpp"
 #include "tests/test_helpers.hpp"
 #include "viz/metrics_json.hpp"
 
@@ -21,7 +22,7 @@ using namespace ppsim;
 
 namespace {
 
-constexpr Ticks ms = 1'000'000;
+using ppsim::test::ms;
 
 // Offload `fraction` of the stages in `stages` (all when empty), copy_ms per M_B.
 OffloadPlan plan_for(const Schedule& s, double fraction, double copy_ms,
@@ -36,10 +37,6 @@ OffloadPlan plan_for(const Schedule& s, double fraction, double copy_ms,
 Run run_with(const std::string& name, int p, int m, const std::string& costs, const OffloadPlan& plan) {
   return run_schedule(make_schedule(name, {.devices = p, .microbatches = m}), parse_costs(costs),
                       {}, plan);
-}
-
-const DeviceMetrics& device(const Run& r, int d) {
-  return r.metrics.per_device[static_cast<std::size_t>(d)];
 }
 
 } // namespace
@@ -66,11 +63,11 @@ TEST_CASE("an offload whose copies fit before its backward is free", "[sim]") {
   CHECK(rl.issue == 0);
   CHECK(rl.start == 2 * ms);
   CHECK(rl.end == 3 * ms);
-  CHECK(device(r, 0).copy_busy == 2 * ms);
-  CHECK(device(r, 0).offloaded_memory == 1.0);
-  CHECK(device(r, 0).reloaded_memory == 1.0);
-  CHECK(device(r, 0).host_peak_memory == 1.0);
-  CHECK(device(r, 1).copy_busy == 0);
+  CHECK(test::device_metrics(r, 0).copy_busy == 2 * ms);
+  CHECK(test::device_metrics(r, 0).offloaded_memory == 1.0);
+  CHECK(test::device_metrics(r, 0).reloaded_memory == 1.0);
+  CHECK(test::device_metrics(r, 0).host_peak_memory == 1.0);
+  CHECK(test::device_metrics(r, 1).copy_busy == 0);
 }
 
 TEST_CASE("an offload whose copies are 3x longer is exposed by exactly the difference", "[sim]") {
@@ -80,7 +77,7 @@ TEST_CASE("an offload whose copies are 3x longer is exposed by exactly the diffe
                          plan_for(make_schedule("1f1b", {.devices = 2, .microbatches = 1}), 1, 3, {0}));
   CHECK(r.metrics.makespan == 9 * ms);
   CHECK(r.metrics.exposed_copy == 3 * ms);
-  CHECK(device(r, 0).exposed_copy == 3 * ms);
+  CHECK(test::device_metrics(r, 0).exposed_copy == 3 * ms);
   CHECK(r.timeline.copies[1].exposed == 3 * ms);
   CHECK(r.timeline.device_runs(0)[1].start == 7 * ms);
 }
@@ -97,8 +94,8 @@ TEST_CASE("a 2-stage 1F1B offload that fits inside the next F keeps the makespan
   CHECK(plain.metrics.makespan == 15 * ms);
   CHECK(r.metrics.makespan == 15 * ms);
   CHECK(r.metrics.exposed_copy == 0);
-  CHECK(device(r, 0).peak_memory == 2.0);
-  CHECK(device(r, 0).copy_busy == 8 * (ms / 4));  // 4 O + 4 R
+  CHECK(test::device_metrics(r, 0).peak_memory == 2.0);
+  CHECK(test::device_metrics(r, 0).copy_busy == 8 * (ms / 4));  // 4 O + 4 R
 }
 
 TEST_CASE("a 4-stage 1F1B offload of stage 0 lowers its peak by exactly 2 M_B for free", "[sim]") {
@@ -111,12 +108,12 @@ TEST_CASE("a 4-stage 1F1B offload of stage 0 lowers its peak by exactly 2 M_B fo
   CHECK(plain.metrics.makespan == 33 * ms);
   CHECK(r.metrics.makespan == 33 * ms);
   CHECK(r.metrics.exposed_copy == 0);
-  CHECK(device(plain, 0).peak_memory == 4.0);
-  CHECK(device(r, 0).peak_memory == 2.0);
-  for (int d = 1; d < 4; ++d) CHECK(device(r, d).peak_memory == device(plain, d).peak_memory);
-  CHECK(device(r, 0).copy_busy == 16 * (ms / 2));
-  CHECK(device(r, 0).offloaded_memory == 8.0);
-  CHECK(device(r, 0).host_peak_memory == 3.0);  // F1, F2 and F3 while BW0's R is back
+  CHECK(test::device_metrics(plain, 0).peak_memory == 4.0);
+  CHECK(test::device_metrics(r, 0).peak_memory == 2.0);
+  for (int d = 1; d < 4; ++d) CHECK(test::device_metrics(r, d).peak_memory == test::device_metrics(plain, d).peak_memory);
+  CHECK(test::device_metrics(r, 0).copy_busy == 16 * (ms / 2));
+  CHECK(test::device_metrics(r, 0).offloaded_memory == 8.0);
+  CHECK(test::device_metrics(r, 0).host_peak_memory == 3.0);  // F1, F2 and F3 while BW0's R is back
   CHECK(r.metrics.peak_memory == 3.0);            // device 1 now
 }
 
@@ -132,7 +129,7 @@ TEST_CASE("offloading everything over an infinitely fast link holds nothing betw
   const Run plain = run_schedule(s, parse_costs("F=1,B=1,W=1"));
   const Run r = run_schedule(s, parse_costs("F=1,B=1,W=1"), {}, plan_for(s, 1, 0));
   CHECK(r.metrics.makespan == plain.metrics.makespan);
-  for (int d = 0; d < p; ++d) CHECK(device(r, d).peak_memory == (d == p - 1 ? 1.0 : 2.0));
+  for (int d = 0; d < p; ++d) CHECK(test::device_metrics(r, d).peak_memory == (d == p - 1 ? 1.0 : 2.0));
 }
 
 TEST_CASE("an offload never raises peak memory and never shortens the run", "[sim][property]") {
@@ -149,8 +146,8 @@ TEST_CASE("an offload never raises peak memory and never shortens the run", "[si
   const Run r = run_schedule(s, parse_costs(costs), {}, plan_for(s, fraction, copy));
   CHECK(r.metrics.makespan >= plain.metrics.makespan);
   for (int d = 0; d < p; ++d) {
-    CHECK(device(r, d).peak_memory <= device(plain, d).peak_memory + 1e-9);
-    CHECK(device(r, d).offloaded_memory == Approx(device(r, d).reloaded_memory));
+    CHECK(test::device_metrics(r, d).peak_memory <= test::device_metrics(plain, d).peak_memory + 1e-9);
+    CHECK(test::device_metrics(r, d).offloaded_memory == Approx(test::device_metrics(r, d).reloaded_memory));
   }
   // Every backward of an offloaded stage got its reload, after its offload, before it started.
   std::size_t o = 0, rl = 0;

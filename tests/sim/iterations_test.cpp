@@ -17,7 +17,7 @@ using namespace ppsim;
 
 namespace {
 
-constexpr Ticks ms = 1'000'000;
+using ppsim::test::ms;
 
 using test::two_device_pipeline;
 

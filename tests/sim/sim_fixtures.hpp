@@ -1,7 +1,9 @@
 // Small hand-built schedules shared by the engine's tests.
 #pragma once
 
+#include "sim/run.hpp"
 #include "sim/schedule.hpp"
+#include "tests/test_helpers.hpp"
 
 namespace ppsim::test {
 
@@ -11,6 +13,11 @@ inline Schedule two_device_pipeline() {
   s.order[0] = {Task::make(Kind::F, 0, 0), Task::make(Kind::B, 0, 0), Task::make(Kind::W, 0, 0)};
   s.order[1] = {Task::make(Kind::F, 1, 0), Task::make(Kind::B, 1, 0), Task::make(Kind::W, 1, 0)};
   return s;
+}
+
+/// The metrics of device `d` of a run.
+inline const DeviceMetrics& device_metrics(const Run& r, int d) {
+  return r.metrics.per_device[static_cast<std::size_t>(d)];
 }
 
 } // namespace ppsim::test

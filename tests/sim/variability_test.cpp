@@ -8,6 +8,7 @@
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
 #include "sim/variability.hpp"
+#include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -18,7 +19,7 @@ using namespace ppsim;
 
 namespace {
 
-constexpr Ticks ms = 1'000'000;
+using ppsim::test::ms;
 
 JitterOptions jitter(double cv, std::uint64_t seed, int samples, unsigned threads = 0) {
   JitterOptions o;
