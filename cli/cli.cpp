@@ -143,8 +143,13 @@ void add_model_options(CLI::App& cmd, RunOptions& o) {
                  "with --model: layers per stage in Megatron's syntax, e.g. 'Et*3|(tt|)*2|ttL'");
   cmd.add_option("--layers-per-stage", o.layers_per_stage,
                  "with --model: decoder layers per stage, e.g. 5,6,6,5");
-  cmd.add_option("--dp", o.dp, "with --model: data-parallel replicas (default 1)");
-  cmd.add_option("--zero", o.zero, "with --model: 1 shards the optimizer state over --dp");
+  cmd.add_option("--dp", o.dp,
+                 "with --model: data-parallel replicas (default 1); each stage's fp32 gradients "
+                 "are all-reduced over them on the device's link after its last backward, and "
+                 "the iteration ends with that tail");
+  cmd.add_option("--zero", o.zero,
+                 "with --model: 1 shards the optimizer state over --dp (reduce-scatter of the "
+                 "gradients, all-gather of the parameters after the optimizer step)");
   cmd.add_option("--tp", o.tp,
                  "with --model: tensor-parallel ranks per stage (with sequence parallelism)");
   cmd.add_option("--recompute", o.recompute,

@@ -66,7 +66,9 @@ bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity
     const RunRequest run = candidate_request(rq, c);
     c.layout = layout_text(workload_layout(*run.workload, rq.devices, c.chunks));
     Run r = run_request(run);
-    c.iteration_time_ms = ticks_to_ms(r.metrics.makespan);
+    // NOTE: with --dp the iteration ends with the data-parallel tail, not the last task
+    c.iteration_time_ms = ticks_to_ms(has_iteration_time(r) ? r.iterations.iteration_time
+                                                            : r.metrics.makespan);
     c.cost_ms = ticks_to_ms(r.metrics.cost);
     c.bubble_rate = r.metrics.bubble_rate;
     c.peak_bytes = r.metrics.peak_bytes;

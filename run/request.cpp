@@ -212,6 +212,19 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
   return r;
 }
 
+DataParallelSync request_data_parallel(const RunRequest& rq) {
+  DataParallelSync sync;
+  if (!rq.workload || rq.workload->training.dp <= 1) return sync;
+  const WorkloadSpec& w = *rq.workload;
+  sync.replicas = w.training.dp;
+  sync.shard = w.training.zero >= 1;
+  sync.latency = ms_to_ticks(w.device.link_latency_ms, "--dp: the device's link latency");
+  sync.gbytes_per_s = w.device.link_gbytes_per_s;
+  sync.grad_bytes_per_param = 4;
+  sync.param_bytes_per_param = w.model.dtype_bytes();
+  return sync;
+}
+
 Run run_unchecked(const RunRequest& rq) {
   ResolvedRequest resolved = resolve_request(rq);
   const CostSpec& costs = resolved.costs;
@@ -233,9 +246,13 @@ Run run_unchecked(const RunRequest& rq) {
   std::optional<Schedule> one;
   if (rq.jitter.requested() && iterations.requested()) one = schedule;
   const OffloadPlan offload = request_offload(rq, schedule, costs, mem_limit);
+  const DataParallelSync dp = request_data_parallel(rq);
+  if (dp.any() && rq.jitter.requested())
+    throw ConfigError(fmt::format("--jitter with --dp {}: sampled runs do not model the "
+                                  "data-parallel tail yet (leave one of them out)", dp.replicas));
   Run run = iterations.requested()
-                ? run_iterations(std::move(schedule), costs, iterations, rq.comm)
-                : run_schedule(std::move(schedule), costs, rq.comm, offload);
+                ? run_iterations(std::move(schedule), costs, iterations, rq.comm, dp)
+                : run_schedule(std::move(schedule), costs, rq.comm, offload, dp);
   if (rq.offload.requested()) finish_offload_run(run, rq);
   run.mem_limit = mem_limit;
   if (rq.jitter.requested()) {

@@ -56,6 +56,13 @@ struct RunRequest {
 /// `costs` as given. The one place a request's costs are assembled.
 [[nodiscard]] CostSpec request_costs(const RunRequest& request, int devices);
 
+/// The data-parallel synchronisation of a request: with a workload of `--dp N` (N > 1), per
+/// stage a ring over its N replicas on the device's link (its latency per step, its bandwidth),
+/// of fp32 gradients (4 bytes per parameter, as the memory model keeps them), and with `--zero 1`
+/// a reduce-scatter and, after the step, an all-gather of the model-dtype parameters. None (one
+/// replica) without a workload or with --dp 1.
+[[nodiscard]] DataParallelSync request_data_parallel(const RunRequest& request);
+
 /// What planning costs are for: building a schedule, or bounding its cost from below.
 enum class Planning : std::uint8_t { schedule, bound };
 

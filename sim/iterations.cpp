@@ -70,7 +70,8 @@ Schedule repeat_schedule(const Schedule& one, int count) {
   return s;
 }
 
-SimOptions iteration_sim_options(const Schedule& one, const IterationOptions& o) {
+SimOptions iteration_sim_options(const Schedule& one, const IterationOptions& o,
+                                 const IterationTail& tail) {
   const int K = std::max(1, o.count);
   std::size_t total = 0;
   for (const auto& tasks : one.order) total += tasks.size() * ix(K);
@@ -80,14 +81,15 @@ SimOptions iteration_sim_options(const Schedule& one, const IterationOptions& o)
   if (barrier) {
     opt.barrier_member.assign(total, -1);
     opt.barrier_gate.assign(total, -1);
-    opt.barrier_delay.assign(ix(K - 1), o.optimizer_step);
+    opt.barrier_delay.assign(ix(K - 1), tail.after.empty() ? o.optimizer_step : tail.barrier);
   }
   std::size_t begin = 0;  // the device's first run in the K-fold timeline
-  for (const auto& tasks : one.order) {
-    const std::size_t n = tasks.size();
+  for (std::size_t d = 0; d < one.order.size(); ++d) {
+    const std::size_t n = one.order[d].size();
+    const Ticks after = tail.after.empty() ? o.optimizer_step : tail.after[d];
     for (int i = 0; i < K && n > 0; ++i) {
       const std::size_t first = begin + ix(i) * n;
-      opt.pause_after[first + n - 1] = o.optimizer_step;
+      opt.pause_after[first + n - 1] = after;
       if (!barrier) continue;
       if (i + 1 < K)
         std::fill(opt.barrier_member.begin() + static_cast<std::ptrdiff_t>(first),
@@ -99,7 +101,8 @@ SimOptions iteration_sim_options(const Schedule& one, const IterationOptions& o)
   return opt;
 }
 
-Ticks iteration_ends(const Timeline& tl, const IterationOptions& o, std::vector<Ticks>& ends) {
+Ticks iteration_ends(const Timeline& tl, const IterationOptions& o, std::vector<Ticks>& ends,
+                     const IterationTail& tail) {
   const int K = o.count;
   ends.assign(ix(K), 0);
   Ticks first_start = -1;
@@ -108,33 +111,62 @@ Ticks iteration_ends(const Timeline& tl, const IterationOptions& o, std::vector<
     const std::size_t n = runs.size() / ix(K);
     if (n == 0) continue;
     if (first_start < 0 || runs.front().start < first_start) first_start = runs.front().start;
+    const Ticks after = tail.after.empty() ? o.optimizer_step : tail.after[ix(d)];
     for (int i = 0; i < K; ++i)
-      ends[ix(i)] = std::max(ends[ix(i)], add_ticks(runs[ix(i + 1) * n - 1].end, o.optimizer_step));
+      ends[ix(i)] = std::max(ends[ix(i)], add_ticks(runs[ix(i + 1) * n - 1].end, after));
   }
   if (first_start < 0) first_start = 0;
   return K >= 2 ? ends[ix(K - 1)] - ends[ix(K - 2)] : ends[0] - first_start;
 }
 
 IterationTimeline simulate_iterations(const Schedule& one, const CostModel& costs,
-                                      const IterationOptions& o, const CommOptions& comm) {
+                                      const IterationOptions& o, const CommOptions& comm,
+                                      const IterationTail& tail) {
   check_iterations(o, one);
   const int K = o.count;
   IterationTimeline it;
-  SimOptions options = iteration_sim_options(one, o);
+  SimOptions options = iteration_sim_options(one, o, tail);
   options.comm = comm;
   it.timeline = simulate(repeat_schedule(one, K), costs, options);
-  it.iteration_time = iteration_ends(it.timeline, o, it.iteration_end);
+  it.iteration_time = iteration_ends(it.timeline, o, it.iteration_end, tail);
   return it;
 }
 
 Run run_iterations(Schedule one, const CostSpec& spec, const IterationOptions& o,
-                   const CommOptions& comm) {
+                   const CommOptions& comm, const DataParallelSync& data_parallel) {
   check_iterations(o, one);
+  if (data_parallel.any() && o.sync == SyncMode::PostValidation)
+    throw ConfigError(fmt::format(
+        "--sync post-validation with --dp {}: the data-parallel tail is modelled with the "
+        "all-reduce barrier only (--sync allreduce)", data_parallel.replicas));
   // The first iteration alone: validation, metrics and parameters, exactly as a plain run.
   Run run = run_schedule(std::move(one), spec, comm);
-  IterationTimeline it = simulate_iterations(run.schedule, run.costs, o, comm);
+  IterationTail tail;
+  std::vector<CollectiveEvent> collectives;
+  if (data_parallel.any()) {
+    const DataParallelTail dp = data_parallel_tail(run.timeline, run.costs, data_parallel,
+                                                   o.optimizer_step);
+    attach_data_parallel(run, data_parallel, dp, o.optimizer_step);
+    Ticks last = 0;
+    for (std::size_t d = 0; d < dp.end.size(); ++d) {
+      tail.after.push_back(dp.end[d] - dp.compute_end[d]);
+      last = std::max(last, dp.compute_end[d]);
+    }
+    tail.barrier = dp.iteration_end - last;
+    collectives = dp.collectives;
+  }
+  IterationTimeline it = simulate_iterations(run.schedule, run.costs, o, comm, tail);
   run.schedule = repeat_schedule(run.schedule, o.count);
   run.timeline = std::move(it.timeline);
+  // NOTE: under the all-reduce barrier iteration i is the first shifted by i iteration times
+  for (int i = 0; i < o.count && !collectives.empty(); ++i)
+    for (CollectiveEvent e : collectives) {
+      const Ticks shift = mul_ticks(it.iteration_time, i);
+      e.issue += shift;
+      e.start += shift;
+      e.end += shift;
+      run.timeline.collectives.push_back(e);
+    }
   run.iterations.options = o;
   run.iterations.iteration_time = it.iteration_time;
   const auto series = memory_series(run.timeline, run.costs);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sim/cost_model.hpp"
+#include "sim/data_parallel.hpp"
 #include "sim/schedule.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline.hpp"
@@ -53,18 +54,29 @@ void check_iterations(const IterationOptions& options, const Schedule& one_itera
 /// takes micro-batch j's route). It validates whenever `one_iteration` does.
 [[nodiscard]] Schedule repeat_schedule(const Schedule& one_iteration, int count);
 
-/// The engine options of the K-fold run (see SimOptions): a pause of `optimizer_step` after
-/// every device's last task of each iteration; with AllReduce also one barrier per iteration
-/// boundary, released at the last end of iteration i plus the step, gating each device's first
-/// task of iteration i+1. Runs are indexed like the Timeline of repeat_schedule().
+/// What follows an iteration (a data-parallel tail, sim/data_parallel.hpp): per device the time
+/// from its last task's end to the end of its iteration (`after`: the collectives and the
+/// optimizer step), and the delay from the iteration's last task end to the next iteration's
+/// start (`barrier`). Empty `after`: the optimizer step on every device, and as the delay.
+struct IterationTail {
+  std::vector<Ticks> after;
+  Ticks barrier{0};
+};
+
+/// The engine options of the K-fold run (see SimOptions): a pause of `optimizer_step` (or the
+/// device's `tail.after`) after every device's last task of each iteration; with AllReduce also
+/// one barrier per iteration boundary, released at the last end of iteration i plus the step (or
+/// `tail.barrier`), gating each device's first task of iteration i+1. Runs are indexed like the Timeline of
+/// repeat_schedule().
 [[nodiscard]] SimOptions iteration_sim_options(const Schedule& one_iteration,
-                                               const IterationOptions& options);
+                                               const IterationOptions& options,
+                                               const IterationTail& tail = {});
 
 /// When each iteration of a K-fold timeline ended (into `ends`: its devices' last end plus the
-/// step) and the steady-state iteration time: between the ends of the last two iterations (the
-/// first end minus the first start for K = 1).
+/// step, or their `tail.after`) and the steady-state iteration time: between the ends of the last two
+/// iterations (the first end minus the first start for K = 1).
 Ticks iteration_ends(const Timeline& k_fold, const IterationOptions& options,
-                     std::vector<Ticks>& ends);
+                     std::vector<Ticks>& ends, const IterationTail& tail = {});
 
 /// The K-fold timeline and when each iteration ended.
 struct IterationTimeline {
@@ -85,7 +97,8 @@ struct IterationTimeline {
 [[nodiscard]] IterationTimeline simulate_iterations(const Schedule& one_iteration,
                                                     const CostModel& costs,
                                                     const IterationOptions& options,
-                                                    const CommOptions& comm = {});
+                                                    const CommOptions& comm = {},
+                                                    const IterationTail& tail = {});
 
 /// What a Run records about its iterations (Run::iterations); count 1 and a zero step for a
 /// plain single-iteration run.
@@ -103,7 +116,11 @@ struct IterationSummary {
 /// parameters name one iteration's shape plus iterations, optimizer step and sync.
 ///
 ///   Run r = run_iterations(make_schedule("1f1b", {4, 8}), parse_costs("F=1"), {.count = 3});
+/// With data parallelism (`data_parallel`, AllReduce only: ConfigError for PostValidation) the
+/// first iteration's tail (data_parallel_tail with the step) follows every iteration: each
+/// iteration is the first shifted by the iteration time, its collectives too.
 [[nodiscard]] Run run_iterations(Schedule one_iteration, const CostSpec& costs,
-                                 const IterationOptions& options, const CommOptions& comm = {});
+                                 const IterationOptions& options, const CommOptions& comm = {},
+                                 const DataParallelSync& data_parallel = {});
 
 } // namespace ppsim

@@ -33,6 +33,11 @@ struct DeviceMetrics {
   Ticks exposed_copy{0};         ///< time its backwards waited for their R beyond other inputs
   double host_peak_memory{0};    ///< highest M_B units it held on the host
   double host_peak_bytes{0};     ///< the same in bytes; 0 when unknown
+  // Data parallelism at the tail (Timeline::collectives; all 0 without replicas).
+  Ticks dp_busy{0};     ///< time its data-parallel comm stream is busy (sum of its collectives)
+  /// How much later its iteration ends than its last task plus the optimizer step: the part of
+  /// its collectives nothing hid.
+  Ticks exposed_dp{0};
 };
 
 /// DESIGN.md's metrics, following its definitions exactly.
@@ -50,6 +55,9 @@ struct Metrics {
   Ticks exposed_copy{0};        ///< sum over devices of their exposed copy time
   double host_peak_memory{0};   ///< max over devices of their host peak, M_B units
   double host_peak_bytes{0};    ///< max over devices of their host peak in bytes; 0 when unknown
+  /// With data parallelism: how much later the iteration ends than the last task of any device
+  /// plus the optimizer step (the collectives' time that the pipeline's tail did not hide).
+  Ticks exposed_dp{0};
   std::vector<DeviceMetrics> per_device;
 };
 

@@ -4,12 +4,13 @@
 #include "sim/simulator.hpp"
 #include "sim/validate.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace ppsim {
 
 Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& comm,
-                 const OffloadPlan& offload) {
+                 const OffloadPlan& offload, const DataParallelSync& data_parallel) {
   require_valid(schedule);
   Run run;
   run.costs = cost_model_for(costs, schedule);
@@ -41,7 +42,38 @@ Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& co
     run.parameters.emplace_back("slow", slow);
   }
   run.schedule = std::move(schedule);
+  if (data_parallel.any())
+    attach_data_parallel(run, data_parallel,
+                         data_parallel_tail(run.timeline, run.costs, data_parallel, 0), 0);
   return run;
+}
+
+void attach_data_parallel(Run& run, const DataParallelSync& sync, const DataParallelTail& tail,
+                          Ticks step) {
+  run.data_parallel = sync;
+  run.timeline.collectives = tail.collectives;
+  Ticks first_start = -1, last_end = 0;
+  for (int d = 0; d < run.timeline.devices; ++d) {
+    const auto runs = run.timeline.device_runs(d);
+    if (runs.empty()) continue;
+    if (first_start < 0 || runs.front().start < first_start) first_start = runs.front().start;
+    last_end = std::max(last_end, runs.back().end);
+  }
+  for (DeviceMetrics& dm : run.metrics.per_device) {
+    const auto d = static_cast<std::size_t>(dm.device);
+    dm.dp_busy = 0;
+    dm.exposed_dp = tail.end[d] - add_ticks(tail.compute_end[d], step);
+  }
+  for (const CollectiveEvent& e : tail.collectives)
+    run.metrics.per_device[static_cast<std::size_t>(e.device)].dp_busy += e.end - e.start;
+  run.metrics.exposed_dp = tail.iteration_end - add_ticks(last_end, step);
+  run.iterations.iteration_time = tail.iteration_end - std::max<Ticks>(0, first_start);
+  run.parameters.emplace_back(
+      "data parallel",
+      fmt::format("{} replicas, {} of fp32 gradients{} over {} GB/s, {} ms per step", sync.replicas,
+                  sync.shard ? "reduce-scatter" : "all-reduce",
+                  sync.shard ? " and all-gather of the parameters (ZeRO-1)" : "",
+                  sync.gbytes_per_s, ticks_to_ms(sync.latency)));
 }
 
 } // namespace ppsim

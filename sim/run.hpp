@@ -4,6 +4,7 @@
 
 #include "sim/comm.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/data_parallel.hpp"
 #include "sim/iterations.hpp"
 #include "sim/metrics.hpp"
 #include "sim/offload.hpp"
@@ -33,6 +34,9 @@ struct Run {
   CommOptions comm;
   /// The activation offload it was simulated with (none for a plain run).
   OffloadPlan offload;
+  /// The data-parallel synchronisation at its tail (Timeline::collectives); none (1 replica)
+  /// for a plain run. With replicas, iterations.iteration_time includes it.
+  DataParallelSync data_parallel;
   /// With --jitter/--samples: the distribution of the cost (and iteration time) over noisy
   /// samples; the rest of the run is the deterministic one.
   std::optional<SampleSummary> samples;
@@ -47,11 +51,25 @@ struct Run {
   [[nodiscard]] bool has_lower_bound() const { return lower_bound >= 0; }
 };
 
+/// Whether the run has an iteration time beyond its makespan: several iterations, an optimizer
+/// step or a data-parallel tail (then run.iterations.iteration_time holds it).
+[[nodiscard]] inline bool has_iteration_time(const Run& run) {
+  return run.iterations.options.requested() || run.data_parallel.any();
+}
+
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's
-/// stages, simulates (under `comm`, with `offload`'s copies) and measures.
+/// stages, simulates (under `comm`, with `offload`'s copies), adds the data-parallel tail of
+/// `data_parallel` (data_parallel_tail, no optimizer step) and measures.
 ///
 ///   Run r = run_schedule(make_schedule("1f1b", {4, 8}), parse_costs("F=1,B=1,W=1"));
 [[nodiscard]] Run run_schedule(Schedule schedule, const CostSpec& costs,
-                               const CommOptions& comm = {}, const OffloadPlan& offload = {});
+                               const CommOptions& comm = {}, const OffloadPlan& offload = {},
+                               const DataParallelSync& data_parallel = {});
+
+/// Puts `tail` (data_parallel_tail of run's one-iteration timeline under `sync` with an optimizer
+/// step of `step`) into the run: its collectives into the timeline, dp_busy and exposed_dp into
+/// the metrics, the iteration time (first start to the tail's end) into run.iterations.
+void attach_data_parallel(Run& run, const DataParallelSync& sync, const DataParallelTail& tail,
+                          Ticks step);
 
 } // namespace ppsim

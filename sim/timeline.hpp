@@ -54,6 +54,21 @@ struct CopyEvent {
   Ticks exposed{0};
 };
 
+/// A data-parallel collective (sim/data_parallel.hpp) on a device's comm stream, for the
+/// parameters of `stage` over its replicas: the gradients' all-reduce or reduce-scatter after
+/// the stage's last backward, or (ZeRO-1) the parameters' all-gather after the optimizer step.
+/// Issued at `issue`, on the stream from `start` to `end`; `bytes` is the whole buffer.
+enum class CollectiveKind : std::uint8_t { AllReduce, ReduceScatter, AllGather };
+struct CollectiveEvent {
+  int device{0};
+  int stage{0};
+  CollectiveKind kind{CollectiveKind::AllReduce};
+  Ticks issue{0};
+  Ticks start{0};
+  Ticks end{0};
+  double bytes{0};
+};
+
 /// Runs are grouped by device in each device's execution order: device d owns
 /// runs[device_begin[d] .. device_begin[d+1]).
 struct Timeline {
@@ -67,6 +82,9 @@ struct Timeline {
   /// With an offload (SimOptions::offload): every copy, in the order the engine issued them
   /// (each device's in the order of its copy stream). Empty otherwise.
   std::vector<CopyEvent> copies;
+  /// With data parallelism (Run::data_parallel): the tail's collectives, device by device, each
+  /// device's in the order of its stream. Empty otherwise.
+  std::vector<CollectiveEvent> collectives;
 
   /// The device of run `run` (a binary search over device_begin).
   [[nodiscard]] int device_of(int run) const {

@@ -51,11 +51,15 @@ public:
     copies_.assign(ix(tl_.devices), {});
     for (std::uint32_t k = 0; k < tl_.copies.size(); ++k)
       copies_[ix(tl_.copies[k].device)].push_back(k);
+    collectives_.assign(ix(tl_.devices), {});
+    for (std::uint32_t k = 0; k < tl_.collectives.size(); ++k)
+      collectives_[ix(tl_.collectives[k].device)].push_back(k);
     for (int d = 0; d < tl_.devices; ++d) {
       write_metadata(pid_of(d), device_name(d), "compute", d);
       for (int lane = 0; lane < comm_lanes_[ix(d)]; ++lane) write_comm_thread_name(d, lane);
       if (recomputes(d)) write_thread_name(d, recompute_tid(d), "recompute");
       if (!copies_[ix(d)].empty()) write_thread_name(d, copy_tid(d), "copy");
+      if (!collectives_[ix(d)].empty()) write_thread_name(d, dp_tid(d), "dp");
     }
     write_summary_track();
     memory_ = memory_series(tl_, run_.costs);
@@ -67,7 +71,9 @@ public:
 
 private:
   // What a device's block is made of; sorted by (ts, rank, seq, type, idx).
-  enum class Type : std::uint8_t { slice, flow_start, flow_end, counter, message, copy, host, recompute };
+  enum class Type : std::uint8_t {
+    slice, flow_start, flow_end, counter, message, copy, host, recompute, collective
+  };
   struct Ev {
     Ticks ts;
     std::int64_t seq;
@@ -134,6 +140,11 @@ private:
       field("exposed_copy_ms", ms(m.exposed_copy));
       field("host_peak_memory", m.host_peak_memory);
     }
+    const bool dp = run_.data_parallel.any();
+    if (dp) {
+      field("exposed_dp_ms", ms(m.exposed_dp));
+      field("iteration_time_ms", ms(run_.iterations.iteration_time));
+    }
     b += "\"per_device\":[";
     for (std::size_t i = 0; i < m.per_device.size(); ++i) {
       const DeviceMetrics& dm = m.per_device[i];
@@ -150,6 +161,10 @@ private:
         field("copy_busy_ms", ms(dm.copy_busy));
         field("exposed_copy_ms", ms(dm.exposed_copy));
         field("host_peak_memory", dm.host_peak_memory);
+      }
+      if (dp) {
+        field("dp_busy_ms", ms(dm.dp_busy));
+        field("exposed_dp_ms", ms(dm.exposed_dp));
       }
       field("comm_wait_ms", ms(dm.comm_wait), false);
       b += '}';
@@ -271,6 +286,31 @@ private:
     return copy_tid(d) + (copies_[ix(d)].empty() ? 0 : 1);
   }
 
+  // After the recompute track: the data-parallel comm stream's collectives.
+  [[nodiscard]] int dp_tid(int d) const { return recompute_tid(d) + (recomputes(d) ? 1 : 0); }
+
+  // `all-reduce 3`: the gradients of stage 3 over the replicas; `all-gather 3` its parameters.
+  void write_collective(std::uint32_t k, int device) {
+    const CollectiveEvent& c = tl_.collectives[k];
+    std::string& b = event();
+    b += "{\"name\":\"";
+    b += collective_name(c.kind);
+    b += ' ';
+    append_int(b, c.stage);
+    slice_head(b, "dp", c.start, c.end, device, dp_tid(device));
+    b += "\"stage\":";
+    append_int(b, c.stage);
+    b += ",\"chunk\":";
+    append_int(b, topo_.chunk_of(c.stage));
+    b += ",\"bytes\":";
+    append_json_number(b, std::round(c.bytes));
+    b += ",\"replicas\":";
+    append_int(b, run_.data_parallel.replicas);
+    b += ",\"issue_us\":";
+    append_ticks_us(b, c.issue);
+    b += "}}";
+  }
+
   void write_recompute(const TaskRun& r, int device) {
     std::string& b = event();
     b += "{\"name\":\"recompute ";
@@ -382,6 +422,8 @@ private:
     }
     for (const std::uint32_t k : copies_[ix(d)])
       events_.push_back(Ev{tl_.copies[k].start, std::int64_t{k}, k, 3, Type::copy});
+    for (const std::uint32_t k : collectives_[ix(d)])
+      events_.push_back(Ev{tl_.collectives[k].start, std::int64_t{k}, k, 3, Type::collective});
     if (!host_memory_.empty()) {
       const auto& host = host_memory_[ix(d)];
       for (std::size_t k = 0; k < host.size(); ++k)
@@ -400,6 +442,7 @@ private:
       case Type::copy: write_copy(e.idx, d); break;
       case Type::host: write_counter(d, host_memory_[ix(d)][e.idx], "host memory"); break;
       case Type::recompute: write_recompute(tl_.runs[e.idx], d); break;
+      case Type::collective: write_collective(e.idx, d); break;
       }
       sink_.maybe_flush();
     }
@@ -534,6 +577,7 @@ private:
   std::vector<std::vector<MemoryPoint>> memory_;
   std::vector<std::vector<MemoryPoint>> host_memory_;  // with an offload
   std::vector<std::vector<std::uint32_t>> copies_;     // per device, its copies' indices
+  std::vector<std::vector<std::uint32_t>> collectives_;  // per device, its collectives' indices
   std::vector<Ev> events_;
 };
 

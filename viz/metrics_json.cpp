@@ -103,13 +103,27 @@ ojson to_json(const Run& run) {
     if (m.host_peak_bytes > 0) j["host_peak_bytes"] = m.host_peak_bytes;
   }
   j["costs"] = run.costs.source;
+  const bool dp = run.data_parallel.any();
+  if (dp) {
+    const DataParallelSync& sync = run.data_parallel;
+    ojson o;
+    o["replicas"] = sync.replicas;
+    o["gradients"] = std::string(collective_name(sync.shard ? CollectiveKind::ReduceScatter
+                                                            : CollectiveKind::AllReduce));
+    o["zero"] = sync.shard ? 1 : 0;
+    o["latency_ms"] = ticks_to_ms(sync.latency);
+    o["gbytes_per_s"] = sync.gbytes_per_s;
+    o["grad_bytes_per_param"] = sync.grad_bytes_per_param;
+    j["data_parallel"] = std::move(o);
+    j["exposed_dp_ms"] = ticks_to_ms(m.exposed_dp);
+  }
   if (run.iterations.options.requested()) {
     j["iterations"] = K;
     j["optimizer_step_ms"] = ticks_to_ms(run.iterations.options.optimizer_step);
     j["sync"] = sync_name(run.iterations.options.sync);
-    j["iteration_time_ms"] = ticks_to_ms(run.iterations.iteration_time);
     j["peak_memory_all_iterations"] = peak_all_iterations(run);
   }
+  if (has_iteration_time(run)) j["iteration_time_ms"] = ticks_to_ms(run.iterations.iteration_time);
   if (run.samples) j["samples"] = samples_json(*run.samples);
   ojson per = ojson::array();
   for (const DeviceMetrics& d : m.per_device) {
@@ -138,6 +152,10 @@ ojson to_json(const Run& run) {
       }
       e["host_peak_memory"] = d.host_peak_memory;
       if (run.costs.memory_unit_bytes > 0) e["host_peak_bytes"] = d.host_peak_bytes;
+    }
+    if (dp) {
+      e["dp_busy_ms"] = ticks_to_ms(d.dp_busy);
+      e["exposed_dp_ms"] = ticks_to_ms(d.exposed_dp);
     }
     per.push_back(std::move(e));
   }
@@ -185,6 +203,11 @@ void write_run_report(std::ostream& out, const Run& run) {
     out << fmt::format("{:<13} {} ms   (backwards waiting for their reload, all devices)\n",
                        "exposed copy", human_ms(m.exposed_copy));
   }
+  const bool dp = run.data_parallel.any();
+  if (dp)
+    out << fmt::format("{:<13} {} ms   (of the data-parallel collectives, what the pipeline's tail "
+                       "did not hide)\n",
+                       "exposed dp", human_ms(m.exposed_dp));
   if (run.iterations.options.requested()) {
     out << fmt::format("{:<13} {} ms   (steady state: between the ends of the last two of {} "
                        "iterations, {})\n",
@@ -192,6 +215,9 @@ void write_run_report(std::ostream& out, const Run& run) {
                        sync_name(run.iterations.options.sync));
     out << fmt::format("{:<13} {} M_B   (peak over all iterations)\n", "peak (all)",
                        memory(peak_all_iterations(run)));
+  } else if (dp) {
+    out << fmt::format("{:<13} {} ms   (from the first task to the last collective's end)\n",
+                       "iteration", human_ms(run.iterations.iteration_time));
   }
   if (run.samples) {
     const SampleSummary& s = *run.samples;
@@ -215,9 +241,10 @@ void write_run_report(std::ostream& out, const Run& run) {
   if (recomputes) out << fmt::format(" {:>13}", "recompute_ms");
   out << (comm ? fmt::format(" {:>9} {:>14} {:>13}", "messages", "bytes_sent", "comm_wait_ms")
                : std::string());
-  out << (offload ? fmt::format(" {:>12} {:>12} {:>13} {:>10}\n", "copy_busy_ms", "exposed_ms",
+  out << (offload ? fmt::format(" {:>12} {:>12} {:>13} {:>10}", "copy_busy_ms", "exposed_ms",
                                 "offloaded_M_B", "host_M_B")
-                  : std::string("\n"));
+                  : std::string());
+  out << (dp ? fmt::format(" {:>11} {:>14}\n", "dp_busy_ms", "exposed_dp_ms") : std::string("\n"));
   for (const DeviceMetrics& d : m.per_device) {
     out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", d.device, human_ms(d.busy),
                        human_ms(d.span), human_ms(d.idle), memory(d.peak_memory));
@@ -225,10 +252,12 @@ void write_run_report(std::ostream& out, const Run& run) {
     out << (comm ? fmt::format(" {:>9} {:>14} {:>13}", d.p2p_messages,
                                human_bytes(d.p2p_bytes_sent), human_ms(d.comm_wait))
                  : std::string());
-    out << (offload ? fmt::format(" {:>12} {:>12} {:>13} {:>10}\n", human_ms(d.copy_busy),
+    out << (offload ? fmt::format(" {:>12} {:>12} {:>13} {:>10}", human_ms(d.copy_busy),
                                   human_ms(d.exposed_copy), memory(d.offloaded_memory),
                                   memory(d.host_peak_memory))
-                    : std::string("\n"));
+                    : std::string());
+    out << (dp ? fmt::format(" {:>11} {:>14}\n", human_ms(d.dp_busy), human_ms(d.exposed_dp))
+               : std::string("\n"));
   }
 }
 
@@ -267,7 +296,7 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
   bool iterations = false, bounds = false, samples = false, wins = false;
   for (const TableRow& t : rows) {
     if (t.run == nullptr) continue;
-    iterations = iterations || t.run->iterations.options.requested();
+    iterations = iterations || has_iteration_time(*t.run);
     bounds = bounds || t.run->has_lower_bound();
     samples = samples || t.run->samples.has_value();
     wins = wins || (t.run->samples && t.run->samples->wins);

@@ -320,8 +320,8 @@ private:
   // Per pixel column, the kind covering most of it; one rectangle per stretch of equal columns.
   void aggregated_row(std::string& s, int d) {
     const auto cols = static_cast<std::size_t>(width_);
-    constexpr std::size_t kinds = 5;
-    cover_.assign(cols * kinds, 0);
+    constexpr std::size_t kKinds = 5;
+    cover_.assign(cols * kKinds, 0);
     const auto edge = [&](std::size_t c) {
       return t0_ + static_cast<Ticks>(static_cast<long double>(span_) * static_cast<long double>(c) /
                                       static_cast<long double>(cols));
@@ -339,15 +339,15 @@ private:
       for (std::size_t c = col_of(r.start); c <= col_of(r.end - 1); ++c) {
         const Ticks lo = std::max(r.start, edge(c));
         const Ticks hi = std::min(r.end, edge(c + 1));
-        if (hi > lo) cover_[c * kinds + k] += hi - lo;
+        if (hi > lo) cover_[c * kKinds + k] += hi - lo;
       }
     }
     const auto dominant = [&](std::size_t c) {
       int best = -1;
       Ticks most = 0;
-      for (std::size_t k = 0; k < kinds; ++k)
-        if (cover_[c * kinds + k] > most) {
-          most = cover_[c * kinds + k];
+      for (std::size_t k = 0; k < kKinds; ++k)
+        if (cover_[c * kKinds + k] > most) {
+          most = cover_[c * kKinds + k];
           best = static_cast<int>(k);
         }
       return best;
