@@ -112,7 +112,7 @@ test-browser: build browser-deps
 # new crash. Findings land in build/fuzz/crashes/ (rerun one: build/fuzz/fuzz_TARGET FILE).
 FUZZ := build/fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_TARGETS := schedule_csv schedule_json cost_file baseline_file cli_text model_file device_file layout trace
 fuzz-build: deps
 	cmake -S fuzz -B $(FUZZ) -DCMAKE_CXX_COMPILER=clang++-14

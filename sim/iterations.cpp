@@ -13,13 +13,6 @@
 
 namespace ppsim {
 
-namespace {
-
-constexpr long long kMaxMicrobatches = limits::kMaxMicrobatches;
-constexpr long long kMaxStageMicrobatches = limits::kMaxStageMicrobatches;
-
-} // namespace
-
 std::string_view sync_name(SyncMode mode) {
   return mode == SyncMode::AllReduce ? "allreduce" : "post-validation";
 }
@@ -38,12 +31,13 @@ void check_iterations(const IterationOptions& o, const Schedule& one) {
     throw ConfigError(fmt::format("--optimizer-step {} ms: must be >= 0",
                                   ticks_to_ms(o.optimizer_step)));
   const long long mbs = static_cast<long long>(o.count) * one.microbatches;
-  if (mbs > kMaxMicrobatches ||
-      mbs * std::max(1, one.stages()) > kMaxStageMicrobatches)
+  if (mbs > limits::kMaxMicrobatches ||
+      mbs * std::max(1, one.stages()) > limits::kMaxStageMicrobatches)
     throw ConfigError(fmt::format(
         "--iterations {} x microbatches={} ({} micro-batches on {} stages) is too large to "
         "simulate (limits: {} micro-batches, {} stage x micro-batch pairs)",
-        o.count, one.microbatches, mbs, one.stages(), kMaxMicrobatches, kMaxStageMicrobatches));
+        o.count, one.microbatches, mbs, one.stages(), limits::kMaxMicrobatches,
+        limits::kMaxStageMicrobatches));
 }
 
 Schedule repeat_schedule(const Schedule& one, int count) {
