@@ -110,3 +110,36 @@ TEST_CASE("the README's offload beside PipeOffload is what interleaved 1F1B give
       CHECK(j["per_device"][0]["peak_memory"].get<double>() * 2 == (p == 4 ? row.p4 : row.p8));
     }
 }
+
+TEST_CASE("the README's data-parallel table is what compare --dp 8 gives", "[cli][dp][readme]") {
+  // README.md, "Data parallelism at the tail: --dp": zb-6.2b on 8 h100, m = 24.
+  struct Row {
+    const char* schedule;
+    double makespan_ms, dp_ms, dp_exposed_ms, zero_ms, zero_exposed_ms;
+  };
+  const std::vector<std::string> base{"compare", "-s", "1f1b,interleaved-1f1b,zb-h1,zb-auto,zb-v",
+                                      "-p", "8", "-m", "24", "--model", "zb-6.2b", "--device", "h100"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_json(args);
+  };
+  const json plain = with({});
+  const json dp = with({"--dp", "8"});
+  const json zero = with({"--dp", "8", "--zero", "1"});
+  const Row rows[] = {{"1f1b", 847.9, 950.8, 103.0, 925.1, 77.3},
+                      {"interleaved-1f1b", 727.8, 779.3, 51.5, 780.6, 52.8},
+                      {"zb-h1", 722.3, 835.1, 112.8, 807.0, 84.6},
+                      {"zb-auto", 722.3, 835.1, 112.8, 807.0, 84.6},
+                      {"zb-v", 729.6, 830.0, 100.4, 801.8, 72.2}};
+  for (std::size_t i = 0; i < std::size(rows); ++i) {
+    const Row& row = rows[i];
+    CAPTURE(row.schedule);
+    REQUIRE(dp[i]["schedule"] == row.schedule);
+    CHECK(one_decimal(plain[i]["makespan_ms"].get<double>()) == row.makespan_ms);
+    CHECK(one_decimal(dp[i]["iteration_time_ms"].get<double>()) == row.dp_ms);
+    CHECK(one_decimal(dp[i]["exposed_dp_ms"].get<double>()) == row.dp_exposed_ms);
+    CHECK(one_decimal(zero[i]["iteration_time_ms"].get<double>()) == row.zero_ms);
+    CHECK(one_decimal(zero[i]["exposed_dp_ms"].get<double>()) == row.zero_exposed_ms);
+  }
+}
