@@ -181,6 +181,7 @@ int run_plan(const PlanOptions& o, Io io) {
       // null: the schedule's own memory (default limit, or none)
       e["mem_limit"] = c.mem_limit < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(c.mem_limit);
       e["iteration_time_ms"] = c.iteration_time_ms;
+      if (rq.workload.training.dp > 1) e["exposed_dp_ms"] = c.exposed_dp_ms;
       e["cost_ms"] = c.cost_ms;
       e["bubble_rate"] = c.bubble_rate;
       e["peak_bytes"] = c.peak_bytes;

@@ -69,6 +69,7 @@ bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity
     // NOTE: with --dp the iteration ends with the data-parallel tail, not the last task
     c.iteration_time_ms = ticks_to_ms(has_iteration_time(r) ? r.iterations.iteration_time
                                                             : r.metrics.makespan);
+    c.exposed_dp_ms = ticks_to_ms(r.metrics.exposed_dp);
     c.cost_ms = ticks_to_ms(r.metrics.cost);
     c.bubble_rate = r.metrics.bubble_rate;
     c.peak_bytes = r.metrics.peak_bytes;

@@ -50,7 +50,9 @@ struct PlanCandidate {
   std::string offload;
   double offloaded_bytes{0};  ///< with offload: the most a device holds on the host
   double exposed_copy_ms{0};  ///< with offload: the copy time the backwards waited for
-  double iteration_time_ms{0};  ///< one iteration, first start to last end (all-reduce at the step)
+  /// One iteration, first start to last end, or with --dp to the end of the data-parallel tail.
+  double iteration_time_ms{0};
+  double exposed_dp_ms{0};      ///< with --dp: the collectives' time the tail did not hide
   double cost_ms{0};            ///< the paper's cost (max span)
   double bubble_rate{0};
   double peak_bytes{0};                  ///< the fullest device

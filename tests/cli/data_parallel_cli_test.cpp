@@ -109,3 +109,19 @@ TEST_CASE("dp on the command line: --dp: what it cannot model yet is refused wit
   const auto one = nlohmann::json::parse(run_ppsim(zb62({"--dp", "2", "--json"})).out);
   CHECK(j.at("iteration_time_ms") == one.at("iteration_time_ms"));  // a copy per iteration
 }
+
+TEST_CASE("dp on the command line: plan ranks by the iteration time with the data-parallel tail", "[cli][dp][plan]") {
+  const auto r = run_ppsim({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4",
+                            "--global-batch", "32", "--dp", "4", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& best = j.at("candidates")[j.at("best").get<std::size_t>()];
+  // the tail is in the time plan ranks by, and said apart
+  CHECK(best.at("exposed_dp_ms").get<double>() > 0);
+  CHECK(best.at("iteration_time_ms").get<double>() >= best.at("cost_ms").get<double>() +
+                                                          best.at("exposed_dp_ms").get<double>() - 1e-6);
+  const auto plain = nlohmann::json::parse(
+      run_ppsim({"plan", "--model", "zb-1.5b", "--device", "h100", "-p", "4", "--global-batch", "8",
+                 "--json"}).out);
+  CHECK_FALSE(plain.at("candidates")[0].contains("exposed_dp_ms"));
+}
