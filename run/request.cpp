@@ -220,7 +220,6 @@ DataParallelSync request_data_parallel(const RunRequest& rq) {
   sync.shard = w.training.zero >= 1;
   sync.latency = ms_to_ticks(w.device.link_latency_ms, "--dp: the device's link latency");
   sync.gbytes_per_s = w.device.link_gbytes_per_s;
-  sync.grad_bytes_per_param = 4;
   sync.param_bytes_per_param = w.model.dtype_bytes();
   return sync;
 }

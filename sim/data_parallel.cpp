@@ -44,10 +44,13 @@ DataParallelTail data_parallel_tail(const Timeline& timeline, const CostModel& c
   // Per stage: its device and the end of its last weight-gradient work.
   std::vector<Ticks> ready(ix(S), -1);
   std::vector<int> device_of(ix(S), -1);
+  Ticks first = -1;
   for (int d = 0; d < P; ++d) {
     const auto runs = timeline.device_runs(d);
     if (runs.empty()) continue;
     tail.compute_end[ix(d)] = runs.back().end;
+    tail.last_end = std::max(tail.last_end, runs.back().end);
+    if (first < 0 || runs.front().start < first) first = runs.front().start;
     for (const TaskRun& r : runs) {
       for_each_half(r.task, [&](Kind kind, int stage, int) {
         if (stage < 0 || stage >= S) return;
@@ -58,52 +61,37 @@ DataParallelTail data_parallel_tail(const Timeline& timeline, const CostModel& c
   }
   const CollectiveKind reduce = sync.shard ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
   for (int d = 0; d < P; ++d) {
-    Ticks free = 0;
+    Ticks free = 0;  // the device's data-parallel stream
     Ticks done = tail.compute_end[ix(d)];
-    if (sync.any()) {
-      std::vector<int> mine;
+    // One collective of stage s's `bytes_per_param` on the stream, issued at `issue`.
+    const auto enqueue = [&](CollectiveKind kind, int s, Ticks issue, double bytes_per_param) {
+      CollectiveEvent e{.device = d, .stage = s, .kind = kind, .issue = issue};
+      e.bytes = costs.stage[ix(s)].params * bytes_per_param;
+      e.start = std::max(issue, free);
+      e.end = add_ticks(e.start, ring_time(kind, e.bytes, sync.replicas, sync.latency, sync.gbytes_per_s));
+      free = e.end;
+      done = std::max(done, e.end);
+      tail.collectives.push_back(e);
+    };
+    std::vector<int> mine;
+    if (sync.any())
       for (int s = 0; s < S; ++s)
         if (device_of[ix(s)] == d) mine.push_back(s);
-      // NOTE: a stage without W or BW (no weight gradients in this order) syncs after the
-      // device's last task
-      const auto issue_of = [&](int s) {
-        return ready[ix(s)] >= 0 ? ready[ix(s)] : tail.compute_end[ix(d)];
-      };
-      std::stable_sort(mine.begin(), mine.end(),
-                       [&](int a, int b) { return issue_of(a) < issue_of(b); });
-      for (const int s : mine) {
-        const double bytes = costs.stage[ix(s)].params * sync.grad_bytes_per_param;
-        CollectiveEvent e{.device = d, .stage = s, .kind = reduce, .issue = issue_of(s)};
-        e.start = std::max(e.issue, free);
-        e.end = add_ticks(e.start, ring_time(reduce, bytes, sync.replicas, sync.latency, sync.gbytes_per_s));
-        e.bytes = bytes;
-        free = e.end;
-        done = std::max(done, e.end);
-        tail.collectives.push_back(e);
-      }
-      tail.step_start[ix(d)] = done;
-      done = add_ticks(done, step);
-      if (sync.shard) {
-        std::sort(mine.begin(), mine.end());
-        for (const int s : mine) {
-          const double bytes = costs.stage[ix(s)].params * sync.param_bytes_per_param;
-          CollectiveEvent e{.device = d, .stage = s, .kind = CollectiveKind::AllGather, .issue = done};
-          e.start = std::max(e.issue, free);
-          e.end = add_ticks(e.start, ring_time(CollectiveKind::AllGather, bytes, sync.replicas,
-                                               sync.latency, sync.gbytes_per_s));
-          e.bytes = bytes;
-          free = e.end;
-          done = std::max(done, e.end);
-          tail.collectives.push_back(e);
-        }
-      }
-    } else {
-      tail.step_start[ix(d)] = done;
-      done = add_ticks(done, step);
+    // NOTE: a stage without W or BW (no weight gradients in this order) syncs after the
+    // device's last task
+    const auto issue_of = [&](int s) { return ready[ix(s)] >= 0 ? ready[ix(s)] : tail.compute_end[ix(d)]; };
+    std::stable_sort(mine.begin(), mine.end(), [&](int a, int b) { return issue_of(a) < issue_of(b); });
+    for (const int s : mine) enqueue(reduce, s, issue_of(s), sync.grad_bytes_per_param);
+    tail.step_start[ix(d)] = done;
+    done = add_ticks(done, step);
+    if (sync.shard) {
+      std::sort(mine.begin(), mine.end());
+      for (const int s : mine) enqueue(CollectiveKind::AllGather, s, done, sync.param_bytes_per_param);
     }
     tail.end[ix(d)] = done;
     tail.iteration_end = std::max(tail.iteration_end, done);
   }
+  tail.first_start = std::max<Ticks>(0, first);
   return tail;
 }
 

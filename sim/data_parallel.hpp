@@ -48,6 +48,8 @@ struct DataParallelSync {
 struct DataParallelTail {
   /// Every collective, device by device, each device's in the order of its stream.
   std::vector<CollectiveEvent> collectives;
+  Ticks first_start{0};            ///< the first task's start (0 without tasks)
+  Ticks last_end{0};               ///< the latest of the devices' last task ends
   std::vector<Ticks> compute_end;  ///< per device: its last task's end
   std::vector<Ticks> step_start;   ///< per device: its optimizer step's start
   std::vector<Ticks> end;          ///< per device: when its iteration is over

@@ -80,7 +80,7 @@ SimOptions iteration_sim_options(const Schedule& one, const IterationOptions& o,
   std::size_t begin = 0;  // the device's first run in the K-fold timeline
   for (std::size_t d = 0; d < one.order.size(); ++d) {
     const std::size_t n = one.order[d].size();
-    const Ticks after = tail.after.empty() ? o.optimizer_step : tail.after[d];
+    const Ticks after = tail.after_of(d, o.optimizer_step);
     for (int i = 0; i < K && n > 0; ++i) {
       const std::size_t first = begin + ix(i) * n;
       opt.pause_after[first + n - 1] = after;
@@ -105,7 +105,7 @@ Ticks iteration_ends(const Timeline& tl, const IterationOptions& o, std::vector<
     const std::size_t n = runs.size() / ix(K);
     if (n == 0) continue;
     if (first_start < 0 || runs.front().start < first_start) first_start = runs.front().start;
-    const Ticks after = tail.after.empty() ? o.optimizer_step : tail.after[ix(d)];
+    const Ticks after = tail.after_of(ix(d), o.optimizer_step);
     for (int i = 0; i < K; ++i)
       ends[ix(i)] = std::max(ends[ix(i)], add_ticks(runs[ix(i + 1) * n - 1].end, after));
   }
@@ -141,12 +141,8 @@ Run run_iterations(Schedule one, const CostSpec& spec, const IterationOptions& o
     const DataParallelTail dp = data_parallel_tail(run.timeline, run.costs, data_parallel,
                                                    o.optimizer_step);
     attach_data_parallel(run, data_parallel, dp, o.optimizer_step);
-    Ticks last = 0;
-    for (std::size_t d = 0; d < dp.end.size(); ++d) {
-      tail.after.push_back(dp.end[d] - dp.compute_end[d]);
-      last = std::max(last, dp.compute_end[d]);
-    }
-    tail.barrier = dp.iteration_end - last;
+    for (std::size_t d = 0; d < dp.end.size(); ++d) tail.after.push_back(dp.end[d] - dp.compute_end[d]);
+    tail.barrier = dp.iteration_end - dp.last_end;
     collectives = dp.collectives;
   }
   IterationTimeline it = simulate_iterations(run.schedule, run.costs, o, comm, tail);

@@ -61,6 +61,11 @@ void check_iterations(const IterationOptions& options, const Schedule& one_itera
 struct IterationTail {
   std::vector<Ticks> after;
   Ticks barrier{0};
+
+  /// Device d's time after its last task: `after[d]`, or the optimizer step when empty.
+  [[nodiscard]] Ticks after_of(std::size_t d, Ticks step) const {
+    return after.empty() ? step : after[d];
+  }
 };
 
 /// The engine options of the K-fold run (see SimOptions): a pause of `optimizer_step` (or the

@@ -52,13 +52,6 @@ void attach_data_parallel(Run& run, const DataParallelSync& sync, const DataPara
                           Ticks step) {
   run.data_parallel = sync;
   run.timeline.collectives = tail.collectives;
-  Ticks first_start = -1, last_end = 0;
-  for (int d = 0; d < run.timeline.devices; ++d) {
-    const auto runs = run.timeline.device_runs(d);
-    if (runs.empty()) continue;
-    if (first_start < 0 || runs.front().start < first_start) first_start = runs.front().start;
-    last_end = std::max(last_end, runs.back().end);
-  }
   for (DeviceMetrics& dm : run.metrics.per_device) {
     const auto d = static_cast<std::size_t>(dm.device);
     dm.dp_busy = 0;
@@ -66,12 +59,14 @@ void attach_data_parallel(Run& run, const DataParallelSync& sync, const DataPara
   }
   for (const CollectiveEvent& e : tail.collectives)
     run.metrics.per_device[static_cast<std::size_t>(e.device)].dp_busy += e.end - e.start;
-  run.metrics.exposed_dp = tail.iteration_end - add_ticks(last_end, step);
-  run.iterations.iteration_time = tail.iteration_end - std::max<Ticks>(0, first_start);
+  run.metrics.exposed_dp = tail.iteration_end - add_ticks(tail.last_end, step);
+  run.iterations.iteration_time = tail.iteration_end - tail.first_start;
   run.parameters.emplace_back(
       "data parallel",
-      fmt::format("{} replicas, {} of fp32 gradients{} over {} GB/s, {} ms per step", sync.replicas,
-                  sync.shard ? "reduce-scatter" : "all-reduce",
+      fmt::format("{} replicas, {} of the gradients ({:g} bytes per parameter){} over {} GB/s, {} "
+                  "ms per step",
+                  sync.replicas, sync.shard ? "reduce-scatter" : "all-reduce",
+                  sync.grad_bytes_per_param,
                   sync.shard ? " and all-gather of the parameters (ZeRO-1)" : "",
                   sync.gbytes_per_s, ticks_to_ms(sync.latency)));
 }

@@ -54,10 +54,12 @@ public:
     collectives_.assign(ix(tl_.devices), {});
     for (std::uint32_t k = 0; k < tl_.collectives.size(); ++k)
       collectives_[ix(tl_.collectives[k].device)].push_back(k);
+    has_recompute_.assign(ix(tl_.devices), false);
     for (int d = 0; d < tl_.devices; ++d) {
+      has_recompute_[ix(d)] = recomputes(d);
       write_metadata(pid_of(d), device_name(d), "compute", d);
       for (int lane = 0; lane < comm_lanes_[ix(d)]; ++lane) write_comm_thread_name(d, lane);
-      if (recomputes(d)) write_thread_name(d, recompute_tid(d), "recompute");
+      if (has_recompute_[ix(d)]) write_thread_name(d, recompute_tid(d), "recompute");
       if (!copies_[ix(d)].empty()) write_thread_name(d, copy_tid(d), "copy");
       if (!collectives_[ix(d)].empty()) write_thread_name(d, dp_tid(d), "dp");
     }
@@ -286,8 +288,8 @@ private:
     return copy_tid(d) + (copies_[ix(d)].empty() ? 0 : 1);
   }
 
-  // After the recompute track: the data-parallel comm stream's collectives.
-  [[nodiscard]] int dp_tid(int d) const { return recompute_tid(d) + (recomputes(d) ? 1 : 0); }
+  // After the recompute track (when the device has one): the data-parallel stream's collectives.
+  [[nodiscard]] int dp_tid(int d) const { return recompute_tid(d) + (has_recompute_[ix(d)] ? 1 : 0); }
 
   // `all-reduce 3`: the gradients of stage 3 over the replicas; `all-gather 3` its parameters.
   void write_collective(std::uint32_t k, int device) {
@@ -578,6 +580,7 @@ private:
   std::vector<std::vector<MemoryPoint>> host_memory_;  // with an offload
   std::vector<std::vector<std::uint32_t>> copies_;     // per device, its copies' indices
   std::vector<std::vector<std::uint32_t>> collectives_;  // per device, its collectives' indices
+  std::vector<bool> has_recompute_;                      // per device: a recompute track
   std::vector<Ev> events_;
 };
 

@@ -107,6 +107,13 @@ inline std::string slurp(const std::filesystem::path& path) {
   return s.str();
 }
 
+/// `base` followed by `extra`: a command's fixed arguments and a test's own.
+inline std::vector<std::string> args_with(std::vector<std::string> base,
+                                          const std::vector<std::string>& extra) {
+  base.insert(base.end(), extra.begin(), extra.end());
+  return base;
+}
+
 /// A path inside the source tree, e.g. source_path("data/costs/example-mlp.json").
 inline std::string source_path(const std::string& relative) {
   return std::string(PPSIM_SOURCE_DIR) + "/" + relative;

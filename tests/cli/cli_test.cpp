@@ -226,9 +226,7 @@ TEST_CASE("the --iterations option puts every iteration in the trace", "[cli][it
 
 TEST_CASE("bad --iterations, --optimizer-step and --sync exit 3 naming the value", "[cli][iterations]") {
   const auto bad = [](std::vector<std::string> extra, const char* needle) {
-    std::vector<std::string> args{"simulate", "-s", "1f1b", "-p", "4", "-m", "8"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const auto r = run_ppsim(args);
+    const auto r = run_ppsim(args_with({"simulate", "-s", "1f1b", "-p", "4", "-m", "8"}, extra));
     CAPTURE(r.err);
     CHECK(r.code == 3);
     CHECK_THAT(r.err, Catch::Contains(needle));

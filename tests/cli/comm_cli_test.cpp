@@ -11,11 +11,9 @@ using ppsim::test::run_ppsim;
 
 namespace {
 
-std::vector<std::string> comm_tiny(std::vector<std::string> extra) {
-  std::vector<std::string> args{"simulate",          "-s", "1f1b", "-p", "2", "-m", "2", "--costs",
-                                "F=1,B=1,W=1,comm=1"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+std::vector<std::string> comm_tiny(const std::vector<std::string>& extra) {
+  return ppsim::test::args_with(
+      {"simulate", "-s", "1f1b", "-p", "2", "-m", "2", "--costs", "F=1,B=1,W=1,comm=1"}, extra);
 }
 
 } // namespace

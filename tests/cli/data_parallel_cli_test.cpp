@@ -21,11 +21,9 @@ using ppsim::test::run_ppsim;
 
 namespace {
 
-std::vector<std::string> zb62(std::vector<std::string> extra) {
-  std::vector<std::string> args{"simulate", "-s", "1f1b", "-p", "8", "-m", "24",
-                                "--model", "zb-6.2b", "--device", "h100"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+std::vector<std::string> zb62(const std::vector<std::string>& extra) {
+  return ppsim::test::args_with(
+      {"simulate", "-s", "1f1b", "-p", "8", "-m", "24", "--model", "zb-6.2b", "--device", "h100"}, extra);
 }
 
 } // namespace

@@ -14,11 +14,9 @@ using ppsim::test::run_ppsim;
 
 namespace {
 
-std::vector<std::string> offload_tiny(std::vector<std::string> extra) {
-  std::vector<std::string> args{"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs",
-                                "F=1,B=1,W=1,copy=0.5"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+std::vector<std::string> offload_tiny(const std::vector<std::string>& extra) {
+  return ppsim::test::args_with(
+      {"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs", "F=1,B=1,W=1,copy=0.5"}, extra);
 }
 
 } // namespace

@@ -119,11 +119,7 @@ TEST_CASE("the README's data-parallel table is what compare --dp 8 gives", "[cli
   };
   const std::vector<std::string> base{"compare", "-s", "1f1b,interleaved-1f1b,zb-h1,zb-auto,zb-v",
                                       "-p", "8", "-m", "24", "--model", "zb-6.2b", "--device", "h100"};
-  const auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args = base;
-    args.insert(args.end(), extra.begin(), extra.end());
-    return run_json(args);
-  };
+  const auto with = [&](const std::vector<std::string>& extra) { return run_json(args_with(base, extra)); };
   const json plain = with({});
   const json dp = with({"--dp", "8"});
   const json zero = with({"--dp", "8", "--zero", "1"});

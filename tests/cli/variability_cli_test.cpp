@@ -11,11 +11,9 @@ using ppsim::test::run_ppsim;
 
 namespace {
 
-std::vector<std::string> zb(std::vector<std::string> extra) {
-  std::vector<std::string> args{"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--costs",
-                                "F=1,B=1,W=1,comm=0.1"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+std::vector<std::string> zb(const std::vector<std::string>& extra) {
+  return ppsim::test::args_with(
+      {"simulate", "-s", "zb-h1", "-p", "4", "-m", "8", "--costs", "F=1,B=1,W=1,comm=0.1"}, extra);
 }
 
 } // namespace
