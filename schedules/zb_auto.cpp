@@ -1,6 +1,7 @@
 // The automatic zero-bubble scheduler (zb-auto, zb-1p, zb-2p): the authors' heuristic at every
 // memory limit up to the requested one, ppsim's variants of its rules and the handcrafted
 // schedules of the placement, the best kept (Qi et al., ICLR 2024, sec. 3.1).
+#include "schedules/bound.hpp"
 #include "schedules/detail/generators.hpp"
 #include "schedules/detail/search.hpp"
 #include "schedules/detail/zb_auto.hpp"
@@ -64,6 +65,16 @@ Schedule split_bw(Schedule s) {
 }
 
 } // namespace
+
+Schedule with_every_task(Schedule s) {
+  s.order.assign(ix(s.devices), {});
+  for (int st = 0; st < s.stages(); ++st) {
+    auto& device = s.order[ix(s.stage_device[ix(st)])];
+    for (int j = 0; j < s.microbatches; ++j)
+      for (const Kind k : {Kind::F, Kind::B, Kind::W}) device.push_back(Task::make(k, st, j));
+  }
+  return s;
+}
 
 double order_peak(const Schedule& s, const CostModel& costs) {
   double peak = 0;
@@ -303,6 +314,12 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
         "activations on all stages of a device; devices={}, chunks={}, microbatches={})",
         name, limit, least, p, v, skeleton.microbatches));
 
+  // NOTE: no order of these tasks within the limit costs less than `floor_cost`, so a run that
+  // meets it is optimal and the search stops there: the chains after the first that meets it
+  // give up, the earlier ones look only for the same cost (then sums of spans no longer count),
+  // and the earliest chain at the bound wins, whatever the threads
+  const Ticks floor_cost = cost_lower_bound(with_every_task(skeleton), costs, limit).cost;
+
   // the best so far over all chains (and which chain found it; a seed loses ties): a run that
   // can only end worse, or tie an earlier chain, gives up
   struct Best {
@@ -359,6 +376,7 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
       double at = limit;
       while (at + limits::kMemEps >= std::max(walk_floor, pb.warmup_memory()) &&
              pb.memory_bound(at) <= best_now().score.cost) {
+        if (const Best now = best_now(); now.score.cost <= floor_cost && now.chain < c) break;
         // the same run made by an earlier chain needs no repeating
         if (const auto lower = log.find(c, chain.flags, at)) {
           if (!options.ladder) break;
@@ -372,7 +390,8 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
         ZbCutoff cut{.worse_cost = global.score.cost, .worse_spans = global.score.spans};
         std::optional<Score> tie;
         if (found[c].found) tie = found[c].score;
-        if (global.chain < c) tie = std::min(tie.value_or(global.score), global.score);
+        if (global.score.cost <= floor_cost) cut.worse_spans = kNoCutoff;  // a later chain's
+        else if (global.chain < c) tie = std::min(tie.value_or(global.score), global.score);
         if (tie) {
           cut.tie_cost = tie->cost;
           cut.tie_spans = tie->spans;
@@ -389,8 +408,11 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
           const ChainBest here{true, Score{out.cost, out.spans}, out.accepted, at};
           if (better(here, found[c])) found[c] = here;
           const std::lock_guard lock(best_mutex);
-          if (here.score < best.score || (here.score == best.score && c < best.chain))
+          const bool optimal = here.score.cost <= floor_cost;
+          if (optimal ? best.score.cost > floor_cost || c < best.chain
+                      : here.score < best.score || (here.score == best.score && c < best.chain))
             best = Best{here.score, c};
+          if (optimal) break;
         }
         if (!options.ladder) break;
         at = out.accepted - 10 * limits::kMemEps;
@@ -411,8 +433,9 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
 
   // the best: by score, then the earlier chain; a seed only when strictly better
   std::optional<std::size_t> best_chain;
-  for (std::size_t c = 0; c < chains.size(); ++c)
-    if (found[c].found && (!best_chain || found[c].score < found[*best_chain].score))
+  for (std::size_t c = 0; c < chains.size() && !(best_chain && found[*best_chain].score.cost <= floor_cost); ++c)
+    if (found[c].found && (!best_chain || found[c].score < found[*best_chain].score ||
+                           found[c].score.cost <= floor_cost))
       best_chain = c;
   // the handcrafted schedules that fit, timed only as far as they can still win
   std::optional<std::size_t> best_seed;

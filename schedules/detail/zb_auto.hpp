@@ -32,6 +32,10 @@ struct ZbAutoReport {
   long long placed{0};  ///< tasks those runs placed
 };
 
+/// The skeleton with each device's tasks: F, B and W of every micro-batch on each of its stages,
+/// in no particular order (for cost_lower_bound, which depends on the set only).
+[[nodiscard]] Schedule with_every_task(Schedule skeleton);
+
 /// The peak memory of a schedule's order (a positive delta counts from its task's start; an FB
 /// applies each half's).
 [[nodiscard]] double order_peak(const Schedule& schedule, const CostModel& costs);

@@ -1,6 +1,7 @@
 // Tests of the automatic zero-bubble scheduler: the authors' heuristic (detail/zb_greedy.hpp)
 // against their own results, and zb-auto, zb-1p, zb-2p on top of it.
 #include "io/cost_file.hpp"
+#include "schedules/bound.hpp"
 #include "schedules/detail/zb_auto.hpp"
 #include "schedules/detail/zb_greedy.hpp"
 #include "schedules/registry.hpp"
@@ -315,6 +316,26 @@ TEST_CASE("zb-auto is the same whatever the thread count", "[schedules][zb-auto]
     for (const unsigned threads : {2u, 3u, 8u})
       CHECK(detail::zb_auto_search("zb-auto", skeleton, costs, limit, {.threads = threads}) == one);
   }
+}
+
+TEST_CASE("zb-auto stops at the lower bound, with the same schedule whatever the threads",
+          "[schedules][zb-auto][bound]") {
+  // M_W > M_B: every limit down to the least is its own run, 81,444 runs before the search
+  // stopped at the bound; now the first chain walks its ladder (1,182 runs, most abandoned
+  // early), the second chain's first run meets the bound (1597.184 ms) and the rest give up
+  const CostSpec costs = parse_costs("F=2.014,B=1.062,W=3.085,comm=1.471,MW=2.181");
+  const Schedule skeleton = make_pipeline("zb-auto", 32, 256, loop_placement(32, 1));
+  const double limit = 3.764 * 32;
+  detail::ZbAutoReport report;
+  const Schedule one =
+      detail::zb_auto_search("zb-auto", skeleton, costs, limit, {.threads = 1}, &report);
+  const CostModel model = cost_model_for(costs, one);
+  const Ticks cost = run_schedule(one, costs).metrics.cost;
+  CHECK(cost == Ticks{1'597'184'000});
+  CHECK(cost_lower_bound(one, model, limit).cost == cost);
+  CHECK(detail::order_peak(one, model) <= limit + 1e-9);
+  CHECK(report.runs < 1300);
+  CHECK(detail::zb_auto_search("zb-auto", skeleton, costs, limit, {.threads = 2}) == one);
 }
 
 TEST_CASE("zb-auto is never worse than the heuristic, and never worse at a larger limit",
