@@ -5,6 +5,7 @@
 #include "io/cost_file.hpp"
 #include "io/layout_text.hpp"
 #include "io/numbers.hpp"
+#include "run/request.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
@@ -271,6 +272,19 @@ Plan make_plan(const PlanRequest& rq) {
     for (const int b : sizes)
       for (const int v : chunk_options(*info, p, per_replica / b))
         shapes.push_back(Shape{std::string(info->name), v, b, ""});
+  // The work bound: every shape, and the layer moves of phase 2 (at most 6 x 8 more shapes,
+  // each counted as the largest).
+  double tasks = 0, largest = 0;
+  for (const Shape& sh : shapes) {
+    const double t = estimated_run_tasks(sh.schedule, p, sh.chunks, per_replica / sh.b);
+    tasks += t;
+    largest = std::max(largest, t);
+  }
+  check_command_work(tasks + 48 * largest, fmt::format("-p {}", p),
+                     fmt::format("{} candidates of p x v x m x 3 tasks, x20 for an automatic "
+                                 "schedule's search, up to 48 more with layers moved",
+                                 shapes.size()),
+                     "fewer devices, a smaller --global-batch, or --schedules naming fewer");
   Plan plan;
   plan.capacity_bytes = capacity;
   plan.candidates = evaluate_all(rq, shapes, per_replica, capacity);

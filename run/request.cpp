@@ -25,6 +25,21 @@
 
 namespace ppsim {
 
+double estimated_run_tasks(std::string_view schedule, int p, int v, int m) {
+  const ScheduleInfo* info = is_schedule_file(std::string(schedule)) ? nullptr : find_schedule(schedule);
+  const double weight = info != nullptr && info->automatic() ? limits::kSearchWeight : 1;
+  return static_cast<double>(p) * (v > 0 ? v : 2) * m * 3 * weight;
+}
+
+void check_command_work(double tasks, std::string_view what, std::string_view how,
+                        std::string_view advice) {
+  if (tasks <= static_cast<double>(limits::kMaxCommandTasks)) return;
+  throw ConfigError(fmt::format("{}: about {:.2g} tasks to simulate ({}); at most {:.2g} in one "
+                                "command ({})",
+                                what, tasks, how, static_cast<double>(limits::kMaxCommandTasks),
+                                advice));
+}
+
 ConfigError unknown_schedule(std::string_view name, std::string_view where) {
   // The closest name or alias by edit distance, when it is close.
   const auto distance = [](std::string_view a, std::string_view b) {
@@ -143,7 +158,8 @@ CostSpec planning_costs(const CostSpec& costs, const CommOptions& comm, const Sc
 namespace {
 
 // The generator's spec of a request by name; it points into `costs`.
-ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& costs) {
+ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& costs,
+                     std::vector<std::string>* notes = nullptr) {
   if (!rq.devices || !rq.microbatches)
     throw ConfigError(fmt::format("{}: needs -p STAGES and -m MICROBATCHES", excerpt(rq.schedule)));
   ScheduleSpec spec;
@@ -152,21 +168,26 @@ ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& cos
   spec.chunks = rq.chunks;
   spec.mem_limit = mem_limit;
   spec.costs = &costs;
+  spec.notes = notes;
   return spec;
 }
 
-Schedule build_schedule(const RunRequest& rq, double mem_limit, const CostSpec& costs) {
+// The schedule by name; `notes` gets what its generator says of the last build.
+Schedule build_schedule(const RunRequest& rq, double mem_limit, const CostSpec& costs,
+                        std::vector<std::string>& notes) {
   // NOTE: the registry's own message quotes the name whole (schedules/ includes only sim/, not
   // io's excerpt()); a name from a user is refused here first, quoted by an excerpt.
   if (find_schedule(rq.schedule) == nullptr)
     throw unknown_schedule(rq.schedule);
-  Schedule s = make_schedule(rq.schedule, spec_of(rq, mem_limit, costs));
+  notes.clear();
+  Schedule s = make_schedule(rq.schedule, spec_of(rq, mem_limit, costs, &notes));
   if (!rq.comm.requested()) return s;
   // The generators know a per-edge comm only: built again on the run's own messages, folded
   // into that model on the placement the first build chose (a family's placement does not
   // depend on the costs).
   const CostSpec planned = planning_costs(costs, rq.comm, s, Planning::schedule);
-  return make_schedule(rq.schedule, spec_of(rq, mem_limit, planned));
+  notes.clear();
+  return make_schedule(rq.schedule, spec_of(rq, mem_limit, planned, &notes));
 }
 
 // The most bytes any device holds whatever the schedule (weights, gradients, optimizer state).
@@ -195,7 +216,7 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
   r.mem_limit = mem_limit_units(rq.mem_limit, devices, r.costs);
   if (file) return r;
   r.info = find_schedule(rq.schedule);
-  r.schedule = build_schedule(rq, r.mem_limit, r.costs);
+  r.schedule = build_schedule(rq, r.mem_limit, r.costs, r.notes);
   // With a capacity in bytes and no --mem-limit, a search that takes a limit never plans past
   // the device: its default is cut to the activations the fullest device's state leaves room for.
   const bool fill = rq.fill_capacity_bytes > 0;
@@ -206,7 +227,7 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
         (capacity - fullest_state_bytes(r.schedule, r.costs)) / r.costs.memory_unit_bytes;
     if (room > 0 && (fill || r.info->generation_limit(spec_of(rq, -1, r.costs)) > room)) {
       r.mem_limit = room;
-      r.schedule = build_schedule(rq, r.mem_limit, r.costs);
+      r.schedule = build_schedule(rq, r.mem_limit, r.costs, r.notes);
     }
   }
   return r;
@@ -264,6 +285,7 @@ Run run_unchecked(const RunRequest& rq) {
     run.lower_bound = bound->cost;
     run.optimality_gap = optimality_gap(run.metrics.cost, bound->cost);
     run.bound_mem_limit = bound_limit;
+    run.notes = std::move(resolved.notes);
   }
   if (rq.workload && (!rq.workload->recompute.empty() ||
                       rq.workload->model.recompute != Recompute::none))

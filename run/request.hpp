@@ -52,6 +52,16 @@ struct RunRequest {
 /// mean 'zb-h1'?) (valid: ...)`, the name quoted by an excerpt; `where` may be empty.
 [[nodiscard]] ConfigError unknown_schedule(std::string_view name, std::string_view where = "");
 
+/// The tasks one run of `schedule` at (p, v, m) simulates, as the work bound of a command
+/// counts them: p x v x m x 3 (v = 2 when the schedule picks), x limits::kSearchWeight for an
+/// automatic schedule (its search runs many passes).
+[[nodiscard]] double estimated_run_tasks(std::string_view schedule, int p, int v, int m);
+
+/// ConfigError when `tasks` (a sum of estimated_run_tasks) is over limits::kMaxCommandTasks:
+/// `WHAT: about 1.5e10 tasks to simulate (HOW); at most 5e8 in one command (ADVICE)`.
+void check_command_work(double tasks, std::string_view what, std::string_view how,
+                        std::string_view advice);
+
 /// The costs of a request for `devices` devices: the workload's (then `cost_overrides`), or
 /// `costs` as given. The one place a request's costs are assembled.
 [[nodiscard]] CostSpec request_costs(const RunRequest& request, int devices);
@@ -90,6 +100,8 @@ struct ResolvedRequest {
   double mem_limit{-1};
   /// The registry's entry of a schedule by name; nullptr for a file.
   const ScheduleInfo* info{nullptr};
+  /// What its generator said (ScheduleSpec::notes).
+  std::vector<std::string> notes;
 };
 
 /// Every command and API that runs or writes a schedule goes through this: costs assembled

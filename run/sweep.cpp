@@ -4,6 +4,7 @@
 
 #include "io/schedule_file.hpp"
 #include "run/compare.hpp"
+#include "run/request.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
@@ -54,6 +55,16 @@ std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
         n == std::numeric_limits<long long>::max() ? std::string("more than 9e18")
                                                    : fmt::format("{}", n),
         limits::kMaxSweepPoints));
+  double tasks = 0;
+  for (const auto& s : g.schedules)
+    for (const int p : g.devices)
+      for (const int v : g.chunks)
+        for (const int m : g.microbatches)
+          tasks += estimated_run_tasks(s, p, v, m) * static_cast<double>(g.mem_limits.size());
+  check_command_work(tasks, "sweep",
+                     "p x v x m x 3 per point, v = 2 where the schedule picks, x20 for an "
+                     "automatic schedule's search",
+                     "split it, or fewer micro-batches");
   std::vector<SweepPoint> points;
   points.reserve(g.schedules.size() * g.devices.size() * g.chunks.size() * g.mem_limits.size() *
                  g.microbatches.size());

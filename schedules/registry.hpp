@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/cost_model.hpp"
+#include "sim/limits.hpp"
 #include "sim/schedule.hpp"
 
 #include <optional>
@@ -20,6 +21,11 @@ struct ScheduleSpec {
   int chunks{0};        ///< v, stages per device; 0 = the schedule's default
   double mem_limit{-1};  ///< activation memory limit per device in M_B units; < 0 = default
   const CostSpec* costs{nullptr};  ///< for cost-aware generators; null = unit costs
+  /// Where a generator says what the run's reader should know (a search that ended at its work
+  /// budget); null = nobody asks.
+  std::vector<std::string>* notes{nullptr};
+  /// The work an automatic V generator may spend (limits::kMaxSearchWork's units).
+  long long work_budget{limits::kMaxSearchWork};
 };
 
 /// One rank's order as PyTorch's `pipeline_order` holds it: the tasks, and an empty slot for each

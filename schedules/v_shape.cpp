@@ -1,10 +1,12 @@
 // V-shape schedules on two chunks per device: ZB-V (Qi et al., ICLR 2024, sec. 6) and V-Half /
 // V-Min (Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024).
+#include "schedules/bound.hpp"
 #include "schedules/detail/generators.hpp"
 #include "schedules/detail/zb_auto.hpp"
 #include "schedules/detail/zbv_greedy.hpp"
 #include "sim/errors.hpp"
 #include "sim/index.hpp"
+#include "sim/limits.hpp"
 
 #include <algorithm>
 #include <array>
@@ -24,6 +26,11 @@ void check_v_shape(std::string_view name, const ScheduleSpec& spec) {
     throw ConfigError(
         fmt::format("{}: needs chunks = 2, a V of two stages per device (got chunks={})", name,
                     spec.chunks));
+  if (2LL * spec.devices * spec.microbatches > limits::kMaxStageMicrobatches)
+    throw ConfigError(fmt::format("{}: 2 stages x devices={} x microbatches={} is too large to "
+                                  "simulate (at most {} stages x micro-batches)",
+                                  name, spec.devices, spec.microbatches,
+                                  limits::kMaxStageMicrobatches));
 }
 
 namespace {
@@ -209,9 +216,67 @@ long long kth_of_two(const Times& a, const Times& b, std::size_t k) {
   return best;
 }
 
-// One device's slots for the squeeze, with the memory after each slot, so that a move can be
-// checked by replaying only the slots it changes (memory_of's rules: F and f add one; with W
-// slots W frees one, without them each empty slot frees one pending W).
+// Slots a squeeze replays for one unit of the work budget: a replayed slot takes about an
+// eighth of the time of a task placed by a heuristic's pass.
+constexpr long long kSlotsPerUnit = 8;
+
+// Values with an add over a range and the first value at least x in a range, in O(log n)
+// each. One array: a node holds the most of its range plus its own pending add (so the add is
+// the node's value less its children's most).
+class MaxAddTree {
+public:
+  explicit MaxAddTree(const std::vector<int>& values) : n_(values.size()) {
+    while (size_ < n_) size_ *= 2;
+    val_.assign(2 * size_, std::numeric_limits<int>::min() / 2);
+    std::copy(values.begin(), values.end(), val_.begin() + static_cast<std::ptrdiff_t>(size_));
+    for (std::size_t i = size_ - 1; i > 0; --i) val_[i] = std::max(val_[2 * i], val_[2 * i + 1]);
+  }
+
+  /// Adds d to every value in [l, r).
+  void add(std::size_t l, std::size_t r, int d) { add(1, 0, size_, l, r, d); }
+
+  /// The first index in [l, r) whose value is at least x; -1 when none.
+  [[nodiscard]] long long first_at_least(std::size_t l, std::size_t r, int x) const {
+    return find(1, 0, size_, l, std::min(r, n_), x, 0);
+  }
+
+private:
+  [[nodiscard]] int own_add(std::size_t node) const {
+    return val_[node] - std::max(val_[2 * node], val_[2 * node + 1]);
+  }
+
+  void add(std::size_t node, std::size_t nl, std::size_t nr, std::size_t l, std::size_t r, int d) {
+    if (r <= nl || nr <= l) return;
+    if (l <= nl && nr <= r) {
+      val_[node] += d;
+      return;
+    }
+    const int own = own_add(node);
+    const std::size_t mid = nl + (nr - nl) / 2;
+    add(2 * node, nl, mid, l, r, d);
+    add(2 * node + 1, mid, nr, l, r, d);
+    val_[node] = own + std::max(val_[2 * node], val_[2 * node + 1]);
+  }
+
+  [[nodiscard]] long long find(std::size_t node, std::size_t nl, std::size_t nr, std::size_t l,
+                               std::size_t r, int x, int above) const {
+    if (r <= nl || nr <= l || val_[node] + above < x) return -1;
+    if (nr - nl == 1) return static_cast<long long>(nl);
+    const int inner = above + own_add(node);
+    const std::size_t mid = nl + (nr - nl) / 2;
+    if (const long long i = find(2 * node, nl, mid, l, r, x, inner); i >= 0) return i;
+    return find(2 * node + 1, mid, nr, l, r, x, inner);
+  }
+
+  std::size_t n_;
+  std::size_t size_{1};
+  std::vector<int> val_;
+};
+
+// One device's slots for the squeeze, with the memory after each slot (memory_of's rules: F and
+// f add one; with W slots W frees one, without them each empty slot frees one pending W). With W
+// slots memory is a prefix sum, so a move adds +-1 over the slots it passes: a tree checks and
+// applies it in O(log slots). Without them a move is checked by replaying the slots it changes.
 class SlotMemory {
 public:
   SlotMemory(const Device& dev, int types, bool has_w) : has_w_(has_w) {
@@ -219,8 +284,14 @@ public:
     at_.assign(ix(bound + 1), -1);
     for (int t = 0; t < types; ++t)
       for (const long long slot : dev[ix(t)]) at_[ix(slot)] = t;
-    state_.resize(at_.size());
     State s;
+    if (has_w_) {
+      std::vector<int> cur(at_.size());
+      for (std::size_t i = 0; i < at_.size(); ++i) cur[i] = (s = step(s, at_[i])).cur;
+      tree_.emplace(cur);
+      return;
+    }
+    state_.resize(at_.size());
     for (std::size_t i = 0; i < at_.size(); ++i) {
       s = step(s, at_[i]);
       state_[i] = s;
@@ -228,10 +299,31 @@ public:
   }
 
   [[nodiscard]] bool empty(long long slot) const { return at_[ix(slot)] < 0; }
+  /// The work of the last try_move: the slots it replayed (with the tree, as many as a unit of
+  /// the work budget: its O(log slots) steps take about as long).
+  [[nodiscard]] long long last_work() const { return work_; }
 
   /// Moves the task of type t from slot `from` to the empty slot `to` < from when the device's
-  /// memory then stays within `cap` at every slot; false (and nothing changed) otherwise.
-  bool try_move(int t, long long from, long long to, int cap) {
+  /// memory then stays within `cap` at every slot: returns -1. Otherwise nothing changes and it
+  /// returns the first slot i that would be over `cap`; a move to any empty slot in (to, i]
+  /// would be over it at i too (so a search for the earliest slot that works goes on at i + 1):
+  /// with or without W slots, memory at i is the F before i less the W (or the pending W freed
+  /// by empty slots) before i, and moving the task later and the empty slot earlier never frees
+  /// more before i.
+  long long try_move(int t, long long from, long long to, int cap) {
+    work_ = 1;
+    if (has_w_) {
+      work_ = kSlotsPerUnit;
+      // memory changes by one over [to, from): up for F, down for W, not for B
+      const int delta = t == kF || t == kf ? 1 : t == kW ? -1 : 0;
+      if (delta > 0)
+        if (const long long over = tree_->first_at_least(ix(to), ix(from), cap); over >= 0)
+          return over;
+      if (delta != 0) tree_->add(ix(to), ix(from), delta);
+      at_[ix(to)] = t;
+      at_[ix(from)] = -1;
+      return -1;
+    }
     State s = to > 0 ? state_[ix(to - 1)] : State{};
     std::vector<State>& replay = replay_;
     replay.clear();
@@ -239,14 +331,15 @@ public:
     for (; i < at_.size(); ++i) {
       const int content = i == ix(to) ? t : i == ix(from) ? -1 : at_[i];
       s = step(s, content);
-      if (s.cur > cap) return false;
+      ++work_;
+      if (s.cur > cap) return static_cast<long long>(i);
       replay.push_back(s);
       if (i >= ix(from) && s == state_[i]) break;
     }
     at_[ix(to)] = t;
     at_[ix(from)] = -1;
     std::copy(replay.begin(), replay.end(), state_.begin() + static_cast<std::ptrdiff_t>(to));
-    return true;
+    return -1;
   }
 
 private:
@@ -270,8 +363,10 @@ private:
   }
 
   bool has_w_;
+  long long work_{0};
   std::vector<int> at_;  ///< type of the task in each slot, -1 when empty
-  std::vector<State> state_;
+  std::optional<MaxAddTree> tree_;  ///< with W slots: the memory after each slot
+  std::vector<State> state_;        ///< without: the memory and pending W after each slot
   std::vector<State> replay_;
 };
 
@@ -321,7 +416,7 @@ Blocks eager_unit(const Blocks& blocks, int types, std::string_view name) {
 
 // Moves tasks to earlier free slots where dependencies and the device's peak memory allow: in
 // the warm-up (only when W are placed) and after the last micro-batch's first F.
-Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name) {
+Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name, detail::WorkBudget& budget) {
   int types = 4;
   if (consider_w) {
     for (auto& dev : blocks) put_w(dev, false);
@@ -334,6 +429,7 @@ Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name) {
   std::vector<SlotMemory> slots;
   for (const auto& dev : blocks) slots.emplace_back(dev, types, consider_w);
   Cursor cur(blocks, types);
+  long long replayed = 0;  // slots replayed and not yet taken from the budget
   int phase = 0;
   for (std::size_t k = count_tasks(blocks); k-- > 0;) {
     const auto [when, d, t, mb] = cur.next();
@@ -354,7 +450,21 @@ Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name) {
     // NOTE: every slot before `when` holds a task already visited or nothing, so an empty slot
     // there is free
     for (long long s = deps; s < when; ++s) {
-      if (!slots[ix(d)].empty(s) || !slots[ix(d)].try_move(t, when, s, mem_cap)) continue;
+      if (!slots[ix(d)].empty(s)) continue;
+      const long long over = slots[ix(d)].try_move(t, when, s, mem_cap);
+      replayed += slots[ix(d)].last_work();
+      const long long units = replayed / kSlotsPerUnit;
+      replayed -= units * kSlotsPerUnit;
+      if (!budget.take(units))
+        throw detail::WorkBudgetError(fmt::format(
+            "{}: the building-block construction needs more than {} units of work at "
+            "devices={}, microbatches={} (slots its squeeze replays; the bound on one schedule's "
+            "work): use fewer devices or micro-batches, or zb-v, which tries it within the bound",
+            name, budget.total(), n, m));
+      if (over >= 0) {
+        s = over;  // every empty slot up to `over` fails as well
+        continue;
+      }
       dev[ix(t)][ix(mb)] = s;
       break;
     }
@@ -364,12 +474,12 @@ Blocks squeeze(Blocks blocks, bool consider_w, std::string_view name) {
   return eager_unit(blocks, 5, name);
 }
 
-// The V-Half / V-Min order: blocks, two squeezes, W split per chunk into the free slots.
 // The V-Half / V-Min order as a greedy run on `pb`: blocks, two squeezes, W split per chunk
 // into the free slots; each device runs its tasks in slot order, and the slots order all tasks
 // topologically (a task's slot follows its inputs').
 detail::VRun run_from_blocks(std::string_view name, const detail::VProblem& pb,
-                             const std::vector<std::array<long long, 4>>& block) {
+                             const std::vector<std::array<long long, 4>>& block,
+                             detail::WorkBudget& budget) {
   const int p = pb.devices, m = pb.microbatches;
   Blocks blocks(ix(p));
   for (int d = 0; d < p; ++d) {
@@ -377,9 +487,9 @@ detail::VRun run_from_blocks(std::string_view name, const detail::VProblem& pb,
     for (std::size_t t = 0; t < 4; ++t)
       for (long long j = 0; j < m; ++j) blocks[ix(d)][t].push_back(block[ix(d)][t] + kPeriod * j);
   }
-  Blocks r1 = squeeze(blocks, true, name);
+  Blocks r1 = squeeze(blocks, true, name, budget);
   for (auto& dev : r1) dev.resize(4);
-  Blocks r2 = squeeze(r1, false, name);
+  Blocks r2 = squeeze(r1, false, name, budget);
   for (auto& dev : r2) {
     dev.resize(4);
     put_w(dev, true);
@@ -453,7 +563,33 @@ std::vector<detail::ZbvVariant> search_variants(int devices) {
 }
 
 using BlockFn = std::vector<std::array<long long, 4>> (*)(int);
-detail::VRun blocks_run(std::string_view name, const detail::VProblem& pb, BlockFn block);
+
+// What a V search needs besides its problem: every task of the placement with the costs, for
+// the lower bound it may stop at, and the work budget of the schedule being made.
+struct VSearch {
+  Schedule tasks;
+  const CostModel& costs;
+  detail::WorkBudget budget;
+  bool blocks_skipped{false};  ///< a building-block candidate needed more than the budget
+
+  [[nodiscard]] Ticks floor(double limit) const {
+    return cost_lower_bound(tasks, costs, limit).cost;
+  }
+  // What the run should tell its reader, if anything.
+  void note(const ScheduleSpec& spec) const {
+    if (spec.notes == nullptr) return;
+    if (budget.ended())
+      spec.notes->push_back(fmt::format(
+          "ended at its work budget ({} units: tasks placed, slots replayed); the best found "
+          "is kept, its gap to the lower bound is shown", budget.total()));
+    if (blocks_skipped)
+      spec.notes->push_back("V-Half and V-Min were not tried: their construction needs more than "
+                            "the work budget at this size");
+  }
+};
+
+detail::VRun blocks_run(std::string_view name, const detail::VProblem& pb, BlockFn block,
+                        VSearch& ctx);
 
 // NOTE: swaps are bounded by re-timed tasks, not wall-clock, so the result is deterministic.
 constexpr long long kSwapTasks = 1536;          // problems up to this many tasks get swaps
@@ -464,7 +600,7 @@ constexpr long long kSwapBudget = 300'000;      // re-timed tasks per cap at mos
 // the ideal, the V one micro-batch at a time and the building-block schedules of `blocks` that
 // fit; the best by (cost, sum of spans, candidate order).
 detail::VRun search_v(std::string_view name, const detail::VProblem& pb, double limit,
-                      std::span<const std::pair<std::string_view, BlockFn>> blocks) {
+                      std::span<const std::pair<std::string_view, BlockFn>> blocks, VSearch& ctx) {
   const double least = detail::v_least_memory(pb);
   const double cap = detail::memory_cap(limit);
   if (!(cap >= least))
@@ -477,10 +613,11 @@ detail::VRun search_v(std::string_view name, const detail::VProblem& pb, double 
   // small problems: every cap's best also improved by swaps (bounded re-timings)
   const long long tasks = 6LL * pb.devices * pb.microbatches;
   const long long swaps = tasks <= kSwapTasks ? std::min(kSwapEvaluations, kSwapBudget / tasks) : 0;
+  const Ticks floor = std::max(detail::ideal_cost(pb), ctx.floor(limit));
   auto found = detail::zbv_search(pb, detail::ladder_caps(least, cap, step),
-                                  search_variants(pb.devices), swaps);
+                                  search_variants(pb.devices), swaps, {floor, &ctx.budget});
   std::optional<detail::VRun> best = std::move(found.best);
-  if (best && best->score.cost <= detail::ideal_cost(pb)) return std::move(*best);
+  if (best && best->score.cost <= floor) return std::move(*best);
   const auto consider = [&](detail::VRun&& r) {
     if (r.peak_memory <= cap && (!best || r.score < best->score)) best = std::move(r);
   };
@@ -489,18 +626,30 @@ detail::VRun search_v(std::string_view name, const detail::VProblem& pb, double 
   // own peak, which a search at a larger limit may not reach: taken whole, so that zb-v is never
   // worse than either in the memory they use. On large ones they are the block order or the
   // search at their peak, which the ladder above contains.
-  for (const auto& [block_name, fn] : blocks)
-    consider(swaps > 0 ? blocks_run(block_name, pb, fn) : run_from_blocks(block_name, pb, fn(pb.devices)));
+  for (const auto& [block_name, fn] : blocks) {
+    if (ctx.budget.ended()) {  // the search spent it: a construction cannot be finished
+      ctx.blocks_skipped = true;
+      break;
+    }
+    try {
+      consider(swaps > 0 ? blocks_run(block_name, pb, fn, ctx)
+                         : run_from_blocks(block_name, pb, fn(pb.devices), ctx.budget));
+    } catch (const detail::WorkBudgetError&) {
+      ctx.blocks_skipped = true;  // the rest of the search stands: the budget is spent
+      break;
+    }
+  }
   return std::move(*best);
 }
 
 // V-Half or V-Min: the building-block order, or ppsim's V search at the same peak memory when
 // that is better under the real costs (the blocks' order is made for unit costs and no comm),
 // improved by swaps on small problems.
-detail::VRun blocks_run(std::string_view name, const detail::VProblem& pb, BlockFn block) {
-  detail::VRun best = run_from_blocks(name, pb, block(pb.devices));
+detail::VRun blocks_run(std::string_view name, const detail::VProblem& pb, BlockFn block,
+                        VSearch& ctx) {
+  detail::VRun best = run_from_blocks(name, pb, block(pb.devices), ctx.budget);
   const double peak = best.peak_memory;
-  detail::VRun searched = search_v(name, pb, peak, {});
+  detail::VRun searched = search_v(name, pb, peak, {}, ctx);
   if (searched.score < best.score) best = std::move(searched);
   if (const long long tasks = 6LL * pb.devices * pb.microbatches; tasks <= kSwapTasks)
     detail::improve_by_swaps(pb, best, detail::memory_cap(peak),
@@ -511,8 +660,11 @@ detail::VRun blocks_run(std::string_view name, const detail::VProblem& pb, Block
 Schedule make_from_blocks(std::string_view name, const ScheduleSpec& spec, BlockFn block) {
   const int p = spec.devices, m = spec.microbatches;
   const Schedule skeleton = make_pipeline(std::string(name), p, m, vshape_placement(p));
-  const detail::VProblem pb = detail::make_v_problem(skeleton, costs_for(spec, skeleton));
-  Schedule s = detail::to_schedule(pb, blocks_run(name, pb, block), skeleton);
+  const CostModel costs = costs_for(spec, skeleton);
+  const detail::VProblem pb = detail::make_v_problem(skeleton, costs);
+  VSearch ctx{detail::with_every_task(skeleton), costs, detail::WorkBudget(spec.work_budget)};
+  Schedule s = detail::to_schedule(pb, blocks_run(name, pb, block, ctx), skeleton);
+  ctx.note(spec);
   s.name = std::string(name);
   return s;
 }
@@ -548,7 +700,10 @@ Schedule make_zb_v(const ScheduleSpec& spec) {
   const detail::VProblem problem = detail::make_v_problem(skeleton, costs);
   static constexpr std::array<std::pair<std::string_view, BlockFn>, 2> kBlocks{
       {{"v-half", &v_half_block}, {"v-min", &v_min_block}}};
-  Schedule s = detail::to_schedule(problem, search_v("zb-v", problem, limit, kBlocks), skeleton);
+  VSearch ctx{detail::with_every_task(skeleton), costs, detail::WorkBudget(spec.work_budget)};
+  Schedule s =
+      detail::to_schedule(problem, search_v("zb-v", problem, limit, kBlocks, ctx), skeleton);
+  ctx.note(spec);
   s.name = "zb-v";
   return s;
 }

@@ -60,6 +60,16 @@ inline constexpr int kMaxStreamWaitMs = 5000;
 inline constexpr int kMaxJsonDepth = 64;
 /// Points of one sweep (each is a whole simulation).
 inline constexpr long long kMaxSweepPoints = 100'000;
+/// Units of work one automatic generator may spend on one schedule (a unit: a task placed by
+/// one pass of a heuristic, a slot replayed by V-Half's and V-Min's squeeze): a search that
+/// reaches it keeps the best it found (the run says so, with its gap to the lower bound); a
+/// construction that needs more is refused. About 10 to 30 s on this project's machine.
+inline constexpr long long kMaxSearchWork = 100'000'000;
+/// Tasks that all the runs of one sweep or one plan may simulate together (estimated before
+/// any runs: points x devices x chunks x micro-batches x 3, an automatic schedule's search
+/// counted as kSearchWeight runs): about 20 to 30 s on this project's 2-core machine.
+inline constexpr long long kMaxCommandTasks = 500'000'000;
+inline constexpr long long kSearchWeight = 20;
 
 /// Problems of one schedule that validate() describes; the rest are only counted.
 inline constexpr std::size_t kMaxReportedProblems = 40;

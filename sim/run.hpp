@@ -47,6 +47,8 @@ struct Run {
   Ticks lower_bound{-1};
   double optimality_gap{0};
   double bound_mem_limit{-1};
+  /// What the generator said of its search (a search that ended at its work budget).
+  std::vector<std::string> notes;
 
   [[nodiscard]] bool has_lower_bound() const { return lower_bound >= 0; }
 };

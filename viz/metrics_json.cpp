@@ -82,6 +82,7 @@ ojson to_json(const Run& run) {
     j["optimality_gap"] = run.optimality_gap;
     j["lower_bound_mem_limit"] = run.bound_mem_limit;
   }
+  if (!run.notes.empty()) j["search_notes"] = run.notes;
   j["peak_memory"] = m.peak_memory;
   if (m.peak_memory_bytes > 0) j["peak_memory_bytes"] = m.peak_memory_bytes;
   if (m.peak_bytes > 0) {
@@ -192,6 +193,7 @@ void write_run_report(std::ostream& out, const Run& run) {
                        "(cost - bound) / cost {})\n",
                        "lower bound", human_ms(run.lower_bound),
                        memory(run.bound_mem_limit), human_percent(run.optimality_gap));
+  for (const std::string& note : run.notes) out << fmt::format("{:<13} {}\n", "search", note);
   out << fmt::format("{:<13} {} M_B", "peak memory", memory(m.peak_memory));
   if (m.peak_memory_bytes > 0) out << fmt::format("  ({})", human_bytes(m.peak_memory_bytes));
   out << "\n";

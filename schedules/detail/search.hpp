@@ -2,6 +2,7 @@
 // how many threads independent candidates may use.
 #pragma once
 
+#include "sim/errors.hpp"
 #include "sim/time.hpp"
 
 #include <algorithm>
@@ -17,6 +18,37 @@ struct Score {
   Ticks cost{0};
   Ticks spans{0};
   friend auto operator<=>(const Score&, const Score&) = default;
+};
+
+/// Work an automatic generator may still spend, in units it counts itself (tasks placed, slots
+/// replayed), so that where a search ends does not depend on the machine or the threads.
+class WorkBudget {
+public:
+  explicit WorkBudget(long long units) : total_(units), left_(units) {}
+  /// Takes `units`; false (and none taken, and ended() from then on) when fewer are left.
+  [[nodiscard]] bool take(long long units) {
+    if (units > left_) {
+      ended_ = true;
+      return false;
+    }
+    left_ -= units;
+    return true;
+  }
+  /// Takes `units` of work already done: what is not left makes the next take() fail.
+  void charge(long long units) { left_ = units > left_ ? 0 : left_ - units; }
+  [[nodiscard]] bool ended() const { return ended_; }
+  [[nodiscard]] long long total() const { return total_; }
+
+private:
+  long long total_;
+  long long left_;
+  bool ended_{false};
+};
+
+/// A construction that needs more work than its budget (exit 3, as an input too large).
+class WorkBudgetError : public ConfigError {
+public:
+  using ConfigError::ConfigError;
 };
 
 /// Threads for independent work: the hardware's, at most `jobs`, at least 1.

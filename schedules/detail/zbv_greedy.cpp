@@ -32,9 +32,9 @@ int chunk_of(int k) {
 class Pass {
 public:
   Pass(const VProblem& pb, double cap, const ZbvOptions& o, const std::vector<Ticks>* approved,
-       Ticks abort_at)
+       Ticks abort_at, WorkBudget* budget = nullptr)
       : pb_(pb), p_(pb.devices), m_(pb.microbatches), cap_(cap), o_(o), approved_(approved),
-        abort_at_(abort_at), dev_(ix(pb.devices)),
+        abort_at_(abort_at), budget_(budget), dev_(ix(pb.devices)),
         ends_(4 * ix(pb.devices) * ix(pb.microbatches), 0) {
     run_.order.resize(ix(p_));
     run_.bubble.assign(ix(p_), 0);
@@ -337,6 +337,10 @@ private:
         return true;
       if (o_.adaptive && all_b_placed())
         return true;
+      // NOTE: an adaptive pass may take many rounds that place little, each visiting every
+      // device (p = 256, m = 256: 22,724 rounds): they count against the budget too
+      if (o_.adaptive && budget_ != nullptr && !budget_->take(p_))
+        return false;
       const std::size_t before = placed_;
       if (!b_part() || !f_part())
         return false;
@@ -442,6 +446,7 @@ private:
   ZbvOptions o_;
   const std::vector<Ticks>* approved_;
   Ticks abort_at_;
+  WorkBudget* budget_;
   Ticks max_approved_{0};
   std::vector<Device> dev_;
   std::vector<Ticks> ends_; ///< end of F0, F1, B0, B1 of [kind][device][micro-batch]
@@ -521,8 +526,9 @@ VOutcome zbv_greedy(const VProblem& problem, double cap, const ZbvOptions& optio
 }
 
 std::optional<VRun> zbv_pass(const VProblem& problem, double cap, const ZbvOptions& options,
-                             Ticks abort_at, LimitRange* range, VKnobsUsed* used) {
-  Pass greedy(problem, cap, options, nullptr, abort_at);
+                             Ticks abort_at, LimitRange* range, VKnobsUsed* used,
+                             WorkBudget* budget) {
+  Pass greedy(problem, cap, options, nullptr, abort_at, budget);
   std::optional<VRun> r = greedy.run();
   if (range != nullptr)
     *range = greedy.valid();
@@ -590,9 +596,17 @@ struct Ran {
 } // namespace
 
 ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
-                    const std::vector<ZbvVariant>& variants, long long swaps_per_cap) {
+                    const std::vector<ZbvVariant>& variants, long long swaps_per_cap,
+                    const ZbvStops& stops) {
   ZbvFound found;
-  const Ticks ideal = ideal_cost(problem);
+  const Ticks ideal = std::max(ideal_cost(problem), stops.floor);  // nothing can beat it
+  const long long tasks = 6LL * problem.devices * problem.microbatches;
+  // a pass places at most every task once: it runs only when the budget has room for that
+  const auto room = [&] {
+    if (stops.budget == nullptr || stops.budget->take(tasks)) return true;
+    found.budget_ended = true;
+    return false;
+  };
   VProblem no_comm = problem;
   no_comm.comm = 0;
   bool b_raises = false;
@@ -635,8 +649,11 @@ ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
       auto& done = ran[comm0 ? 1 : 0];
       bool failed = true;
       if (v.authors && !covered(done, faithful)) {
+        if (!room()) return found;
         VOutcome o = zbv_greedy(decide, c, faithful);
         found.passes += static_cast<int>(o.passes.size()) + (o.best < 0 ? 1 : 0);
+        if (stops.budget != nullptr && o.passes.size() > 1)  // the re-runs
+          stops.budget->charge(tasks * static_cast<long long>(o.passes.size() - 1));
         // NOTE: when only a re-run failed, ppsim's pass would repeat the authors' first one
         failed = o.passes.empty();
         for (VRun& r : o.passes)
@@ -650,6 +667,7 @@ ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
       if (found.best && found.best->score.cost <= ideal)
         return found;
       if (v.list) {
+        if (!room()) return found;
         const Ticks bar = found.best && !swaps && !comm0 ? found.best->score.cost : never;
         std::optional<VRun> r = v_list_pass(decide, c, *v.list, bar);
         ++found.passes;
@@ -668,13 +686,18 @@ ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
       auto& tried = ran[comm0 ? 3 : 2];
       if (covered(tried, adaptive))
         continue;
+      if (!room()) return found;
       LimitRange range;
       VKnobsUsed used;
       const Ticks bar = found.best && !swaps ? found.best->score.cost : never;
       // NOTE: a comm-0 pass is timed without comm; comm delays every task, and device 0 starts at
       // 0 either way, so only device 0's span bounds the real cost from below
       adaptive.abort_on_first_device = comm0;
-      std::optional<VRun> r = zbv_pass(decide, c, adaptive, bar, &range, &used);
+      std::optional<VRun> r = zbv_pass(decide, c, adaptive, bar, &range, &used, stops.budget);
+      if (stops.budget != nullptr && stops.budget->ended()) {
+        found.budget_ended = true;
+        return found;  // the pass did not finish: its range and knobs are not known
+      }
       ++found.passes;
       if (r)
         consider(std::move(*r), comm0, i, c);

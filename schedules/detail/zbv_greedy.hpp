@@ -126,7 +126,8 @@ struct VOutcome {
 /// `range`, when given, receives the caps that take the same decisions (up to the abort).
 [[nodiscard]] std::optional<VRun> zbv_pass(const VProblem& problem, double cap,
                                            const ZbvOptions& options, Ticks abort_at,
-                                           LimitRange* range = nullptr, VKnobsUsed* used = nullptr);
+                                           LimitRange* range = nullptr, VKnobsUsed* used = nullptr,
+                                           WorkBudget* budget = nullptr);
 
 /// The authors' ZB-V (arxiv `v_schedule.py` or main `zbv.py`): the four fill_b x fill_f
 /// combinations, the strictly smallest largest bubble wins (first on a tie). NOTE: a combination
@@ -163,6 +164,15 @@ struct ZbvFound {
   int variant{-1};          ///< index of the variant that found it
   double cap{0};            ///< the cap it was found at
   int passes{0};            ///< greedy passes run (work done)
+  bool budget_ended{false}; ///< the work budget ended the search (best is the best so far)
+};
+
+/// Where zbv_search may stop: at a cost nothing can beat (the lower bound of the problem's
+/// tasks at the largest cap; the ideal when higher), and when its budget (if any) ends, each
+/// pass taking the problem's task count.
+struct ZbvStops {
+  Ticks floor{0};
+  WorkBudget* budget{nullptr};
 };
 
 /// ppsim's search on the greedy: every variant at every cap of `caps` (from the largest down),
@@ -171,12 +181,13 @@ struct ZbvFound {
 /// as soon as it cannot beat the best so far. The best by (score, order found). A variant at a
 /// cap is skipped when an earlier run differs from it only in options that run never used, at
 /// a cap of that run's range (the same decisions). Stops early when a candidate's cost is the
-/// ideal (the busiest device's work), which nothing can beat.
+/// ideal (the busiest device's work) or stops.floor, which nothing can beat, and before a pass
+/// the budget has no room for.
 /// With `swaps_per_cap` > 0, each cap's best is then improved by improve_by_swaps (a candidate
 /// of variant index variants.size()), and no pass is dropped early.
 [[nodiscard]] ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
                                   const std::vector<ZbvVariant>& variants,
-                                  long long swaps_per_cap = 0);
+                                  long long swaps_per_cap = 0, const ZbvStops& stops = {});
 
 /// The caps of the ladder up to `cap`: `least`, the caps of the limits k * step above it and
 /// below `cap`, and `cap` itself. The ladder of a limit on the grid is a part of every larger

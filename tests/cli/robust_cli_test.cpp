@@ -304,3 +304,39 @@ TEST_CASE("execute checks its output paths before any rank starts", "[cli][robus
   CHECK(hosts.code == 3);
   CHECK_THAT(hosts.err, Catch::Contains("no-hosts: cannot open the hostfile"));
 }
+
+TEST_CASE("a sweep or plan over the work bound is refused before any run, naming the bound",
+          "[cli][robust]") {
+  std::string devices, microbatches;
+  for (int i = 1; i <= 100; ++i) devices += fmt::format("{}{}", i == 1 ? "" : ",", i);
+  for (int i = 1; i <= 1000; ++i) microbatches += fmt::format("{}{}", i == 1 ? "" : ",", i);
+  // 100,000 points (the point cap) of 1F1B: about 1.5e10 tasks, several minutes on one core
+  const auto sweep = run_ppsim({"sweep", "-s", "1f1b", "-p", devices, "-m", microbatches});
+  CHECK(sweep.code == 3);
+  CHECK(sweep.out.empty());
+  CHECK_THAT(sweep.err, Catch::Contains("sweep: about 1.5e+10 tasks to simulate") &&
+                            Catch::Contains("at most 5e+08 in one command (split it"));
+  // 72 candidates at p = 2048 (with p = 4096 it ran past 300 s and 3 GB)
+  const auto plan = run_ppsim({"plan", "-p", "2048", "--global-batch", "32", "--model", "zb-1.5b"});
+  CHECK(plan.code == 3);
+  CHECK(plan.out.empty());
+  CHECK_THAT(plan.err, Catch::Contains("plan: -p 2048: about") &&
+                           Catch::Contains("tasks to simulate (72 candidates") &&
+                           Catch::Contains("fewer devices, a smaller --global-batch"));
+  // just inside the bound, a sweep runs
+  CHECK(run_ppsim({"sweep", "-s", "1f1b", "-p", "1,2,3,4", "-m", "1,2,4,8", "--csv"}).code == 0);
+}
+
+TEST_CASE("a V schedule over the stage limit is refused before it is generated",
+          "[cli][robust]") {
+  // two stages per device: 2 x 4096 x 1024 stage-micro-batches (this ran 112 s before the
+  // simulator refused it)
+  for (const char* name : {"zb-v", "v-half", "v-min"}) {
+    const auto r = run_ppsim({"simulate", "-s", name, "-p", "4096", "-m", "1024"});
+    CHECK(r.code == 3);
+    CHECK_THAT(r.err, Catch::Contains(fmt::format(
+                          "{}: 2 stages x devices=4096 x microbatches=1024 is too large to "
+                          "simulate (at most 4194304 stages x micro-batches)",
+                          name)));
+  }
+}

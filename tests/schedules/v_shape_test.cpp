@@ -339,3 +339,27 @@ TEST_CASE("V-Half and V-Min with comm are never worse than the authors' construc
   CHECK(metrics_of("v-min", {.devices = 5, .microbatches = 10}, parse_costs("F=2,B=4,W=2,comm=0.2"))
             .cost == 125'000'000);
 }
+
+TEST_CASE("a V search that ends at its work budget keeps a valid schedule and says so",
+          "[schedules][v-shape][zb-v][robust]") {
+  const CostSpec costs = parse_costs("F=1,B=1.5,W=1,comm=0.1");
+  std::vector<std::string> notes;
+  ScheduleSpec spec{.devices = 32, .microbatches = 64, .costs = &costs, .notes = &notes};
+  const Schedule full = make_schedule("zb-v", spec);
+  CHECK(notes.empty());
+  // 12,288 tasks a pass: room for a dozen passes of the search, none for the constructions
+  spec.work_budget = 150'000;
+  const Schedule cut = make_schedule("zb-v", spec);
+  CHECK(validate(cut).empty());
+  REQUIRE(notes.size() == 2);
+  CHECK_THAT(notes[0], Catch::Contains("ended at its work budget (150000 units"));
+  CHECK_THAT(notes[1], Catch::Contains("V-Half and V-Min were not tried"));
+  CHECK(run_schedule(cut, costs).metrics.cost >= run_schedule(full, costs).metrics.cost);
+  notes.clear();
+  CHECK(make_schedule("zb-v", spec) == cut);  // where it ends depends on the work only
+  // a construction that cannot finish within the budget is refused, naming it
+  spec.work_budget = 1000;
+  CHECK_THROWS_WITH(make_schedule("v-half", spec),
+                    Catch::Contains("v-half: the building-block construction needs more than "
+                                    "1000 units of work at devices=32, microbatches=64"));
+}
