@@ -11,6 +11,9 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 JOBS ?= 2
 BUILD := build/dev
 ASAN := build/asan
+# Every cmake call holds one lock, so that two make targets started at once in one checkout
+# configure and build one after the other instead of racing on build/ ("Could NOT find MPI").
+CMAKE = mkdir -p build && flock build/.cmake.lock cmake
 RELEASE := build/release
 PPSIM := $(BUILD)/ppsim
 
@@ -28,30 +31,30 @@ deps:
 
 # The ppsim executable only: what `make run` needs (the tests are built by `make test`).
 ppsim: deps
-	cmake --preset dev
-	cmake --build $(BUILD) -j $(JOBS) --target ppsim
+	$(CMAKE) --preset dev
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target ppsim
 
 build: deps
-	cmake --preset dev
-	cmake --build $(BUILD) -j $(JOBS)
+	$(CMAKE) --preset dev
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
 # The Python module into build/python: `PYTHONPATH=build/python python3 -c 'import ppsim'`.
 python: deps
-	cmake --preset dev
-	cmake --build $(BUILD) -j $(JOBS) --target ppsim_python
+	$(CMAKE) --preset dev
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target ppsim_python
 
 # `make install PREFIX=/usr/local`: the release build, installed (bin, lib, headers, CMake and
 # pkg-config files, man page, bash completion, Python module).
 PREFIX ?= /usr/local
 install: deps
-	cmake --preset release
-	cmake --build $(RELEASE) -j $(JOBS)
-	cmake --install $(RELEASE) --prefix $(PREFIX)
+	$(CMAKE) --preset release
+	$(CMAKE) --build $(RELEASE) -j $(JOBS)
+	$(CMAKE) --install $(RELEASE) --prefix $(PREFIX)
 
 # A Debian package of the release build: build/release/ppsim_*.deb.
 deb: deps
-	cmake --preset release -DCMAKE_INSTALL_PREFIX=/usr
-	cmake --build $(RELEASE) -j $(JOBS)
+	$(CMAKE) --preset release -DCMAKE_INSTALL_PREFIX=/usr
+	$(CMAKE) --build $(RELEASE) -j $(JOBS)
 	cd $(RELEASE) && cpack -G DEB
 
 # The main job: calibrate the zero-bubble MLP's GEMMs on this CPU (oneDNN, one thread per
@@ -75,8 +78,8 @@ test-unit: build
 	@python3 tests/slowest_tests.py $(BUILD)/ctest-junit.xml
 
 test-asan: deps
-	cmake --preset asan
-	cmake --build $(ASAN) -j $(JOBS)
+	$(CMAKE) --preset asan
+	$(CMAKE) --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --no-tests=error --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml
 	@python3 tests/slowest_tests.py $(ASAN)/ctest-junit.xml
 
@@ -115,8 +118,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_TARGETS := schedule_csv schedule_json cost_file baseline_file cli_text model_file device_file layout trace
 fuzz-build: deps
-	cmake -S fuzz -B $(FUZZ) -DCMAKE_CXX_COMPILER=clang++-14
-	cmake --build $(FUZZ) -j $(JOBS)
+	$(CMAKE) -S fuzz -B $(FUZZ) -DCMAKE_CXX_COMPILER=clang++-14
+	$(CMAKE) --build $(FUZZ) -j $(JOBS)
 
 fuzz: fuzz-build
 	fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS) $(JOBS) $(FUZZ_TARGETS)
@@ -127,8 +130,8 @@ test-fuzz: fuzz-build
 test: test-unit test-asan check-baselines test-browser test-fuzz
 
 bench: deps
-	cmake --preset release
-	cmake --build $(RELEASE) -j $(JOBS)
+	$(CMAKE) --preset release
+	$(CMAKE) --build $(RELEASE) -j $(JOBS)
 	$(RELEASE)/ppsim_bench
 
 clean:

@@ -166,6 +166,10 @@ Baseline baseline_of(const CheckOptions& o) {
     for (const std::string& text : o.cases) b.cases.push_back(parse_case_text(text));
     return b;
   }
+  if (!exists && !std::filesystem::is_symlink(o.baseline, ec))
+    throw ConfigError(fmt::format("{}: no such baseline file; create one with 'ppsim check "
+                                  "--baseline {} --init' (a starter set) or --init --case ...",
+                                  excerpt(o.baseline, 240), excerpt(o.baseline, 240)));
   Baseline b = load_baseline_file(o.baseline, !o.update);
   for (const std::string& text : o.cases) {
     if (!o.update) throw ConfigError("--case: adds cases to a baseline with --update");

@@ -355,27 +355,37 @@ RepeatDecision decide_repeats(const std::vector<std::vector<double>>& samples,
   return {Verdict::more, static_cast<int>(extra)};
 }
 
-std::vector<std::string> noise_warnings(const BlockMeasurement& m, const RepeatRule& rule) {
-  std::vector<std::string> out;
-  const KernelStats* kinds[] = {&m.F, &m.B, &m.W, &m.BW};
+std::string noisy_kinds(const BlockMeasurement& m, const RepeatRule& rule) {
+  std::string kinds;
+  const KernelStats* stats[] = {&m.F, &m.B, &m.W, &m.BW};
+  int samples = 0;
   for (std::size_t k = 0; k < 4; ++k) {
-    const KernelStats& s = *kinds[k];
+    const KernelStats& s = *stats[k];
     if (s.samples < rule.min_judged || s.noise <= rule.noisy_spread) continue;
-    out.push_back(fmt::format(
-        "timings are noisy: {} of {} block{} varies by {:.0f}% (interquartile range / median; "
-        "threshold {:.0f}%) over {} samples{}; the costs may be off by that much: calibrate on "
-        "a quiet machine (fewer other processes, --threads 1, pinned cores)",
-        kKindNames[k], m.blocks, m.blocks == 1 ? "" : "s", 100 * s.noise,
-        100 * rule.noisy_spread, s.samples,
-        m.capped ? fmt::format(", {} and the median still moved by more than {:.0f}% when the "
-                               "cap ({:.0f} s or {} samples) was reached",
-                               rounds_text(m.extra_rounds), 100 * rule.stable_change,
-                               rule.time_cap_ms / 1000, rule.max_samples)
-        : m.extra_rounds > 0 ? fmt::format(" ({}, until the median moved by at most {:.0f}%)",
-                                           rounds_text(m.extra_rounds), 100 * rule.stable_change)
-                             : std::string()));
+    kinds += fmt::format("{}{} {:.0f}%", kinds.empty() ? "" : ", ", kKindNames[k], 100 * s.noise);
+    samples = std::max(samples, s.samples);
   }
-  return out;
+  if (kinds.empty()) return kinds;
+  return fmt::format("{} of {} block{} over {} samples{}", kinds, m.blocks,
+                     m.blocks == 1 ? "" : "s", samples,
+                     m.capped ? fmt::format(", still moving at the cap ({:.0f} s or {} samples)",
+                                            rule.time_cap_ms / 1000, rule.max_samples)
+                     : m.extra_rounds > 0 ? fmt::format(" ({})", rounds_text(m.extra_rounds))
+                                          : std::string());
+}
+
+std::string noise_warning(const std::vector<std::string>& kinds, const RepeatRule& rule) {
+  std::string joined;
+  for (const std::string& k : kinds) joined += (joined.empty() ? "" : "; ") + k;
+  return fmt::format("timings are noisy: {} (interquartile range / median over {:.0f}%); costs "
+                     "may be off as much: calibrate on a quiet machine",
+                     joined, 100 * rule.noisy_spread);
+}
+
+std::vector<std::string> noise_warnings(const BlockMeasurement& m, const RepeatRule& rule) {
+  std::string kinds = noisy_kinds(m, rule);
+  if (kinds.empty()) return {};
+  return {noise_warning({std::move(kinds)}, rule)};
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -539,14 +549,17 @@ CalibrationResult run_calibration(const CalibrationOptions& options, Progress* p
 
   int repeats = options.repeats;
   const std::set<int> sizes(options.blocks_per_stage.begin(), options.blocks_per_stage.end());
+  std::vector<std::string> noisy;  // one warning for all the stage sizes
   for (int b : options.blocks_per_stage) {
     const bool done = std::any_of(r.measurements.begin(), r.measurements.end(),
                                   [b](const BlockMeasurement& m) { return m.blocks == b; });
     if (done) continue;
     r.measurements.push_back(measure(options, dtype, b, repeats, r.machine.gemm));
-    for (std::string& w : noise_warnings(r.measurements.back())) r.warnings.push_back(std::move(w));
+    if (std::string k = noisy_kinds(r.measurements.back(), {}); !k.empty())
+      noisy.push_back(std::move(k));
     report(progress, "stage sizes timed", r.measurements.size(), sizes.size());
   }
+  if (!noisy.empty()) r.warnings.push_back(noise_warning(noisy, {}));
   r.repeats = repeats;
 
   const double act = static_cast<double>(as_size(options.tokens) * as_size(options.dim) *

@@ -101,9 +101,10 @@ struct RepeatDecision {
                                             const std::vector<double>& previous_medians,
                                             double elapsed_ms, const RepeatRule& rule = {});
 
-/// The warnings of a measurement whose kinds are still noisy under `rule` (none when quiet):
-/// `timings are noisy: B of 2 blocks varies by 12% (interquartile range / median; threshold
-/// 5%) over 57 samples; ...`.
+/// The warning of a measurement whose kinds are still noisy under `rule` (none when quiet), one
+/// line: `timings are noisy: B 12%, W 9% of 2 blocks over 57 samples (3 extra rounds)
+/// (interquartile range / median over 5%); costs may be off as much: ...`. A
+/// calibration of several stage sizes says it once, with each size's noisy kinds.
 [[nodiscard]] std::vector<std::string> noise_warnings(const BlockMeasurement& m,
                                                       const RepeatRule& rule = {});
 

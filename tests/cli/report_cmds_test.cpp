@@ -274,6 +274,16 @@ TEST_CASE("check --init creates a starter baseline that then passes", "[cli][che
   CHECK(b.cases[0].name == "1f1b p=4 m=8 costs=F=2,B=2,W=2");
   CHECK(b.cases[0].expected[1] == std::pair<std::string, double>{"cost_ms", 66});
   CHECK(run_ppsim({"check", "--baseline", file}).code == 0);
+  // a missing baseline, with or without --update, points to --init
+  for (const bool update : {false, true}) {
+    std::vector<std::string> args{"check", "--baseline", dir / "new.json"};
+    if (update) args.emplace_back("--update");
+    const auto missing = run_ppsim(args);
+    CHECK(missing.code == 3);
+    CHECK_THAT(missing.err, Catch::Contains("new.json: no such baseline file; create one with "
+                                            "'ppsim check --baseline") &&
+                                Catch::Contains("new.json --init'"));
+  }
   // --init never overwrites
   const auto again = run_ppsim({"check", "--init", "--baseline", file});
   CHECK(again.code == 3);
