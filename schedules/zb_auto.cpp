@@ -432,11 +432,16 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   }
 
   // the best: by score, then the earlier chain; a seed only when strictly better
+  // (the earliest chain at the lower bound wins outright)
   std::optional<std::size_t> best_chain;
-  for (std::size_t c = 0; c < chains.size() && !(best_chain && found[*best_chain].score.cost <= floor_cost); ++c)
-    if (found[c].found && (!best_chain || found[c].score < found[*best_chain].score ||
-                           found[c].score.cost <= floor_cost))
+  for (std::size_t c = 0; c < chains.size(); ++c) {
+    if (!found[c].found) continue;
+    if (found[c].score.cost <= floor_cost) {
       best_chain = c;
+      break;
+    }
+    if (!best_chain || found[c].score < found[*best_chain].score) best_chain = c;
+  }
   // the handcrafted schedules that fit, timed only as far as they can still win
   std::optional<std::size_t> best_seed;
   for (std::size_t i = 0; i < seeds.size(); ++i) {
