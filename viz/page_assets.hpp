@@ -6,7 +6,7 @@
 
 namespace ppsim {
 
-/// viz/page/report.js: draws a ppsim.report/1 or ppsim.sweep-report/1 document
+/// viz/page/report.js: draws a ppsim.report/1 or ppsim.sweep-report/2 document
 /// (`ppsim.render(element, data)`); shared by the report files and the playground.
 [[nodiscard]] std::string_view report_script();
 /// viz/page/report.css.

@@ -511,6 +511,9 @@ std::string line_chart_body(const LineChart& chart, double& height) {
       xs.push_back(se.x[i]);
       ymax = std::max(ymax, se.y[i]);
     }
+  for (const double x : chart.shared_x)
+    if (usable(x, 0)) xs.push_back(x);
+  if (std::isfinite(chart.shared_y)) ymax = std::max(ymax, chart.shared_y);
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
   double x_lo = xs.empty() ? 0 : xv(xs.front());
@@ -526,7 +529,7 @@ std::string line_chart_body(const LineChart& chart, double& height) {
 
   std::string s;
   s += "<text class=\"title\" x=\"0\" y=\"16\" font-size=\"13\" font-weight=\"bold\">";
-  append_xml_escaped(s, chart.title);
+  append_xml_escaped(s, chart.group.empty() ? chart.title : chart.group + ": " + chart.title);
   s += "</text>\n<g class=\"grid\" stroke=\"#dddddd\">\n";
   std::string labels;
   for (int i = 0; i <= 5; ++i) {
@@ -599,7 +602,7 @@ std::string line_chart_body(const LineChart& chart, double& height) {
   const auto at = legend_layout(chart, chart_top + ph + chart_axis_h + 4, legend_height);
   for (std::size_t k = 0; k < chart.series.size(); ++k) {
     const LineSeries& se = chart.series[k];
-    const SeriesStyle style = series_style(k);
+    const SeriesStyle style = series_style(se.style >= 0 ? static_cast<std::size_t>(se.style) : k);
     std::string points;
     std::string dots;
     std::size_t drawn = 0;
@@ -630,20 +633,28 @@ std::string line_chart_body(const LineChart& chart, double& height) {
       attr(out, "stroke", style.colour);
       if (!style.dash.empty()) attr(out, "stroke-dasharray", style.dash);
     };
-    if (drawn >= 2) {
+    if (drawn >= 2 && se.joined) {
       s += "<polyline";
       stroke(s);
       attr(s, "points", points);
       s += "/>\n";
     }
     s += dots;
-    // The legend entry: a short stretch of the line in its dash, then the name.
-    s += "<line class=\"swatch\"";
-    attr(s, "x1", at[k].x);
-    attr(s, "y1", at[k].y + 6);
-    attr(s, "x2", at[k].x + 24);
-    attr(s, "y2", at[k].y + 6);
-    stroke(s);
+    // The legend entry: a short stretch of the line in its dash (a point for a scatter), then
+    // the name.
+    if (se.joined) {
+      s += "<line class=\"swatch\"";
+      attr(s, "x1", at[k].x);
+      attr(s, "y1", at[k].y + 6);
+      attr(s, "x2", at[k].x + 24);
+      attr(s, "y2", at[k].y + 6);
+      stroke(s);
+    } else {
+      s += "<circle class=\"swatch\" r=\"3\"";
+      attr(s, "cx", at[k].x + 12);
+      attr(s, "cy", at[k].y + 6);
+      attr(s, "fill", style.colour);
+    }
     s += "/>\n<text";
     attr(s, "x", at[k].x + 30);
     attr(s, "y", at[k].y + 10);

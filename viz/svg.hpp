@@ -67,6 +67,8 @@ struct LineSeries {
   std::vector<double> x;
   std::vector<double> y;
   std::vector<std::string> tips;
+  bool joined{true};  ///< a line through the points; false: the points alone (a scatter)
+  int style{-1};      ///< series_style(style); -1: by the series' index in its chart
 };
 
 struct LineChart {
@@ -76,6 +78,12 @@ struct LineChart {
   bool log_x{false};  ///< base-2 positions (micro-batch grids 8, 16, 32, 64 spread evenly)
   bool x_from_zero{false};  ///< a linear x axis that starts at 0 (memory)
   std::vector<LineSeries> series;
+  /// Small multiples: the charts of one group are panels of one figure (the group is its title,
+  /// `title` the panel's) and share its scales: `shared_x` are x values every panel's axis
+  /// covers, `shared_y` the least top of the y axis. Empty group: a chart on its own.
+  std::string group{};
+  std::vector<double> shared_x{};
+  double shared_y{0};
 };
 
 /// A line chart (`svg.chart.lines`): axes with ticks whose labels never overlap, one polyline

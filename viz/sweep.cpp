@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -118,62 +117,211 @@ std::string sweep_json(std::span<const SweepPoint> points) {
   return doc.dump(2);
 }
 
-std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points) {
-  // Curves keyed in first-appearance order, so the charts follow the command line's order.
-  const auto series_of = [](std::vector<LineSeries>& all, const std::string& name) -> LineSeries& {
-    for (LineSeries& s : all)
-      if (s.name == name) return s;
-    all.push_back(LineSeries{name, {}, {}, {}});
-    return all.back();
-  };
-  LineChart by_m{"bubble rate against micro-batches", "micro-batches m", "bubble rate (%)", true,
-                 false, {}};
-  LineChart by_mem{"bubble rate against peak activation memory (one curve per shape)",
-                   "peak memory per device (M_B)", "bubble rate (%)", false, true, {}};
-  std::map<std::string, std::vector<std::tuple<double, double, std::string>>> mem_points;
-  std::vector<std::string> mem_order;
-  for (const SweepPoint& pt : points) {
-    std::string name = fmt::format("{} p={}", pt.schedule, pt.devices);
-    if (pt.chunks > 0) name += fmt::format(" v={}", pt.chunks);
-    const std::string mem_name = name + fmt::format(" m={}", pt.microbatches);
-    if (pt.mem_limit.given()) name += " mem=" + pt.mem_limit.text;
-    LineSeries& s = series_of(by_m.series, name);
-    if (!mem_points.contains(mem_name)) mem_order.push_back(mem_name);
-    auto& mp = mem_points[mem_name];
-    if (!pt.ok()) continue;
-    const std::string tip =
-        fmt::format("{} m={} mem limit {}: bubble {}, cost {} ms, peak {} M_B", name,
-                    pt.microbatches, limit_text(pt.mem_limit.text), human_percent(pt.bubble_rate),
-                    human_number(pt.cost_ms), human_number(pt.peak_memory));
-    s.x.push_back(pt.microbatches);
-    s.y.push_back(100 * pt.bubble_rate);
-    s.tips.push_back(tip);
-    mp.emplace_back(pt.peak_memory, 100 * pt.bubble_rate, tip);
+namespace {
+
+// One panel's series under construction: points with their tips, in the order they come.
+struct Curve {
+  std::string name;
+  std::vector<std::tuple<double, double, std::string>> pts;
+  bool joined{true};
+};
+
+// The panel (a chart of its group) named `panel`, made on first use so the panels follow the
+// command line's order of schedules.
+std::vector<Curve>& panel_of(std::vector<std::pair<std::string, std::vector<Curve>>>& panels,
+                             const std::string& panel) {
+  for (auto& [name, curves] : panels)
+    if (name == panel) return curves;
+  panels.emplace_back(panel, std::vector<Curve>{});
+  return panels.back().second;
+}
+
+Curve& curve_of(std::vector<Curve>& curves, const std::string& name) {
+  for (Curve& c : curves)
+    if (c.name == name) return c;
+  curves.push_back(Curve{name, {}, true});
+  return curves.back();
+}
+
+bool same_points(const Curve& a, const Curve& b) {
+  if (a.pts.size() != b.pts.size() || a.pts.empty()) return false;
+  for (std::size_t i = 0; i < a.pts.size(); ++i)
+    if (std::get<0>(a.pts[i]) != std::get<0>(b.pts[i]) ||
+        std::get<1>(a.pts[i]) != std::get<1>(b.pts[i]))
+      return false;
+  return true;
+}
+
+// Curves whose points coincide become one, named for all of them ("p=4 mem=1p = p=4 mem=2p"),
+// so no line hides another; each point's tip says which curves it stands for.
+std::vector<Curve> merge_coinciding(std::vector<Curve> curves) {
+  std::vector<Curve> out;
+  for (Curve& c : curves) {
+    auto same = std::find_if(out.begin(), out.end(), [&](const Curve& o) {
+      return o.joined == c.joined && same_points(o, c);
+    });
+    if (same == out.end()) {
+      out.push_back(std::move(c));
+      continue;
+    }
+    same->name += " = " + c.name;
+    for (auto& pt : same->pts) std::get<2>(pt) += fmt::format("\n(the same for {})", c.name);
   }
-  for (const std::string& name : mem_order) {
-    auto pts = mem_points[name];
-    std::stable_sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) {
+  return out;
+}
+
+// Memory panels: a shape's curve runs through its memory limits, sorted by memory, each point
+// once. Shapes with a single point (one limit, or limits that all give the same run) are points
+// of one scatter per p and v instead of a legend entry each; shapes that did not run add nothing
+// (the table lists them with their reason).
+std::vector<Curve> memory_curves(std::vector<Curve> shapes,
+                                 const std::vector<std::string>& scatter_of) {
+  std::vector<Curve> out;
+  std::vector<std::pair<std::string, std::vector<std::string>>> singles;  // scatter name, its m's
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    Curve& c = shapes[k];
+    std::stable_sort(c.pts.begin(), c.pts.end(), [](const auto& a, const auto& b) {
       return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
     });
-    LineSeries s{name, {}, {}, {}};
-    for (const auto& [x, y, tip] : pts) {
-      s.x.push_back(x);
-      s.y.push_back(y);
-      s.tips.push_back(tip);
+    c.pts.erase(std::unique(c.pts.begin(), c.pts.end(),
+                            [](const auto& a, const auto& b) {
+                              return std::get<0>(a) == std::get<0>(b) &&
+                                     std::get<1>(a) == std::get<1>(b);
+                            }),
+                c.pts.end());
+    if (c.pts.size() > 1) {
+      out.push_back(std::move(c));
+      continue;
     }
-    by_mem.series.push_back(std::move(s));
+    const std::string& key = scatter_of[k];
+    auto it = std::find_if(singles.begin(), singles.end(),
+                           [&](const auto& s) { return s.first == key; });
+    if (it == singles.end()) {
+      singles.emplace_back(key, std::vector<std::string>{});
+      it = singles.end() - 1;
+      out.push_back(Curve{key, {}, false});
+    }
+    if (c.pts.empty()) continue;  // a shape that did not run: the table says why
+    it->second.push_back(c.name.substr(key.size() + 1));  // "m=8"
+    Curve& scatter = *std::find_if(out.begin(), out.end(),
+                                   [&](const Curve& o) { return !o.joined && o.name == key; });
+    scatter.pts.push_back(std::move(c.pts.front()));
   }
-  return {std::move(by_m), std::move(by_mem)};
+  for (Curve& c : out) {
+    if (c.joined) continue;
+    const auto it = std::find_if(singles.begin(), singles.end(),
+                                 [&](const auto& s) { return s.first == c.name; });
+    if (it->second.empty()) continue;  // dropped below: the chart by m lists it "(no points)"
+    if (it->second.size() == 1) {
+      c.name += ' ' + it->second.front();  // a scatter of one shape is that shape
+    } else {
+      std::string ms;
+      for (const std::string& m : it->second) ms += (ms.empty() ? "" : ", ") + m.substr(2);
+      c.name += fmt::format(", one point per m ({})", ms);
+    }
+    std::stable_sort(c.pts.begin(), c.pts.end(), [](const auto& a, const auto& b) {
+      return std::get<0>(a) < std::get<0>(b);
+    });
+  }
+  std::erase_if(out, [](const Curve& c) { return !c.joined && c.pts.empty(); });
+  return out;
+}
+
+// The charts of one group from its panels: shared scales, and one style per series name across
+// the panels (p=4 is the same line in every panel).
+void add_group(std::vector<LineChart>& charts, const LineChart& shape,
+               std::vector<std::pair<std::string, std::vector<Curve>>> panels) {
+  std::vector<std::string> styles;
+  std::vector<double> xs;
+  double ymax = 0;
+  const std::size_t first = charts.size();
+  for (auto& [panel, curves] : panels) {
+    LineChart c = shape;
+    c.title = panel;
+    for (Curve& cu : curves) {
+      // A merged curve keeps the style of its first name.
+      const std::string key = cu.name.substr(0, cu.name.find(" = "));
+      auto st = std::find(styles.begin(), styles.end(), key);
+      if (st == styles.end()) st = styles.insert(styles.end(), key);
+      LineSeries se{cu.name, {}, {}, {}, cu.joined,
+                    static_cast<int>(st - styles.begin())};
+      for (auto& [x, y, tip] : cu.pts) {
+        se.x.push_back(x);
+        se.y.push_back(y);
+        se.tips.push_back(std::move(tip));
+        xs.push_back(x);
+        ymax = std::max(ymax, y);
+      }
+      c.series.push_back(std::move(se));
+    }
+    charts.push_back(std::move(c));
+  }
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  for (std::size_t i = first; i < charts.size(); ++i) {
+    charts[i].shared_x = xs;
+    charts[i].shared_y = ymax;
+  }
+}
+
+} // namespace
+
+std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points) {
+  using Panels = std::vector<std::pair<std::string, std::vector<Curve>>>;
+  Panels by_m, by_mem;
+  std::vector<std::vector<std::string>> scatter_keys;  // per memory panel, per shape: its p, v
+  for (const SweepPoint& pt : points) {
+    std::string name = fmt::format("p={}", pt.devices);
+    if (pt.chunks > 0) name += fmt::format(" v={}", pt.chunks);
+    const std::string pv = name;
+    const std::string shape = pv + fmt::format(" m={}", pt.microbatches);
+    if (pt.mem_limit.given()) name += " mem=" + pt.mem_limit.text;
+    Curve& c = curve_of(panel_of(by_m, pt.schedule), name);
+    std::vector<Curve>& mem_panel = panel_of(by_mem, pt.schedule);
+    if (scatter_keys.size() < by_mem.size()) scatter_keys.resize(by_mem.size());
+    const std::size_t panel = static_cast<std::size_t>(
+        std::find_if(by_mem.begin(), by_mem.end(),
+                     [&](const auto& p) { return p.first == pt.schedule; }) -
+        by_mem.begin());
+    const std::size_t before = mem_panel.size();
+    Curve& mc = curve_of(mem_panel, shape);
+    if (mem_panel.size() > before) scatter_keys[panel].push_back(pv);
+    if (!pt.ok()) continue;
+    const std::string tip =
+        fmt::format("{} {} m={} mem limit {}: bubble {}, cost {} ms, peak {} M_B", pt.schedule,
+                    pv, pt.microbatches, limit_text(pt.mem_limit.text),
+                    human_percent(pt.bubble_rate), human_number(pt.cost_ms),
+                    human_number(pt.peak_memory));
+    c.pts.emplace_back(pt.microbatches, 100 * pt.bubble_rate, tip);
+    mc.pts.emplace_back(pt.peak_memory, 100 * pt.bubble_rate, tip);
+  }
+  for (auto& [panel, curves] : by_m) curves = merge_coinciding(std::move(curves));
+  for (std::size_t i = 0; i < by_mem.size(); ++i)
+    by_mem[i].second =
+        merge_coinciding(memory_curves(std::move(by_mem[i].second), scatter_keys[i]));
+  std::vector<LineChart> charts;
+  add_group(charts,
+            LineChart{"", "micro-batches m", "bubble rate (%)", true, false, {},
+                      "bubble rate against micro-batches", {}, 0},
+            std::move(by_m));
+  add_group(charts,
+            LineChart{"", "peak memory per device (M_B)", "bubble rate (%)", false, true, {},
+                      "bubble rate against peak activation memory (a curve per shape through "
+                      "its memory limits)",
+                      {}, 0},
+            std::move(by_mem));
+  return charts;
 }
 
 std::string sweep_data_json(std::span<const SweepPoint> points, std::string_view costs) {
   using ojson = nlohmann::ordered_json;
   ojson doc;
-  doc["schema"] = "ppsim.sweep-report/1";
+  doc["schema"] = "ppsim.sweep-report/2";
   doc["costs"] = costs;
   ojson charts = ojson::array();
   for (const LineChart& c : sweep_charts(points)) {
     ojson chart;
+    chart["group"] = c.group;
     chart["title"] = c.title;
     chart["x_label"] = c.x_label;
     chart["y_label"] = c.y_label;
@@ -182,11 +330,13 @@ std::string sweep_data_json(std::span<const SweepPoint> points, std::string_view
     ojson series = ojson::array();
     for (std::size_t k = 0; k < c.series.size(); ++k) {
       const LineSeries& se = c.series[k];
-      const SeriesStyle style = series_style(k);
+      const SeriesStyle style =
+          series_style(se.style >= 0 ? static_cast<std::size_t>(se.style) : k);
       ojson j;
       j["name"] = se.name;
       j["colour"] = style.colour;
       j["dash"] = style.dash;
+      j["joined"] = se.joined;
       ojson pts = ojson::array();
       for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i)
         pts.push_back(ojson::array({se.x[i], se.y[i], i < se.tips.size() ? se.tips[i] : ""}));

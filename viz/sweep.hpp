@@ -26,14 +26,17 @@ void write_sweep_csv(std::ostream& out, std::span<const SweepPoint> points);
 /// `{"schema": "ppsim.sweep/1", "points": [...]}`.
 [[nodiscard]] std::string sweep_json(std::span<const SweepPoint> points);
 
-/// The two charts of a sweep: bubble rate against m (one curve per schedule, p, v and memory
-/// limit) and bubble rate against peak memory (one curve per schedule, p, v and m: its points are
-/// the memory limits), series in the order the points first name them.
+/// The sweep's two figures as small multiples, a panel per schedule (LineChart::group names the
+/// figure, `title` the schedule; the panels of a figure share its scales and one style per
+/// series name): bubble rate against m (a curve per p, v and memory limit) and bubble rate
+/// against peak memory (a curve per p, v and m through its memory limits; the shapes with one
+/// point are one scatter per p and v). Curves whose points coincide are one, named for all
+/// ("p=4 mem=1p = p=4 mem=2p"). Panels and series in the order the points first name them.
 [[nodiscard]] std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points);
 
-/// `{"schema": "ppsim.sweep-report/1", "costs", "charts": [{"title", "x_label", "y_label",
-/// "log_x", "x_from_zero", "series": [{"name", "colour", "dash", "points": [[x, y, tip]]}]}]}`:
-/// what the sweep page's script draws (series_style per series). Safe inside <script>.
+/// `{"schema": "ppsim.sweep-report/2", "costs", "charts": [{"group", "title", "x_label",
+/// "y_label", "log_x", "x_from_zero", "series": [{"name", "colour", "dash", "joined",
+/// "points": [[x, y, tip]]}]}]}`: what the sweep page's script draws. Safe inside <script>.
 [[nodiscard]] std::string sweep_data_json(std::span<const SweepPoint> points,
                                           std::string_view costs);
 

@@ -71,11 +71,16 @@ try {
   check.ok(tl[0].b - tl[0].a < before * 0.8, 'the wheel zooms in', [before, tl[0].a, tl[0].b]);
   await page.screenshot({ path: join(out, 'playground.png'), fullPage: true });
 
-  // A value over the server's limit: the CLI's error text, nothing redrawn.
+  // A value over the server's limit: the CLI's error text, nothing redrawn, the previous results
+  // dimmed and marked as the previous request's.
   await page.fill('input[name="p"]', '100');
   await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 30000 });
-  const error = await page.textContent('#status');
+  const status = (await page.textContent('#status')).split('\n');
+  const error = status[0];
   check.ok(/^ppsim: error: compare: --stages 100 is over this server's limit of 64/.test(error), 'a bad value shows the error text', error);
+  check.equal(status[1], '(the results below are of the previous request)', 'the error says the results are the previous request\'s');
+  const dim = await page.$eval('#ppsim-root', (r) => ({ stale: r.classList.contains('stale'), opacity: getComputedStyle(r).opacity, tables: r.querySelectorAll('table.metrics').length }));
+  check.ok(dim.stale && +dim.opacity < 0.5 && dim.tables === 1, 'the previous table stays, dimmed', dim);
   const direct = await api('/api/timeline?s=1f1b&p=100&m=8');
   check.ok(direct.status === 400 && direct.body.trim() === error.trim(), 'the same error as the API\'s 400', direct);
   await page.screenshot({ path: join(out, 'playground-error.png') });
@@ -88,6 +93,7 @@ try {
   await page.selectOption('select[name="costs-file"]', 'example-mlp');
   const third = 's=1f1b%2Czb-h1%2Czb-v&p=4&m=8&costs-file=example-mlp';
   await drawn(page, third);
+  check.ok(!(await page.$eval('#ppsim-root', (r) => r.classList.contains('stale'))), 'a good answer is no longer dimmed');
   metrics = JSON.parse((await api('/api/compare?' + third)).body);
   const costs = await page.$$eval('table.metrics td[data-key="cost ms"]', (tds) => tds.map((td) => +td.dataset.value));
   check.ok(costs.every((c, i) => c === metrics[i].cost_ms) && /example-mlp/.test(metrics[0].costs), 'a profile\'s costs', [costs, metrics[0].costs]);

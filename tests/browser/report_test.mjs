@@ -113,28 +113,76 @@ try {
   check.equal(b.errors.length, 0, 'no script errors');
   await p2.close();
 
-  // --- the sweep page: distinct series, toggles, ticks that do not overlap ---
+  // --- a schedule that does not fit: the bars follow the table's order; the bubble bars wear
+  // the idle hatch, a fill no task has ---
+  const unfit = join(work, 'unfit.html');
+  run(['compare', '-s', '1f1b,zb-h2,zb-h1', '-p', '4', '-m', '8', '--mem-limit', '1p', '--html', unfit]);
+  const pu = await b.page();
+  await pu.goto('file://' + unfit);
+  await pu.waitForSelector('#ppsim-root[data-ready="true"]');
+  const rows = await pu.$$eval('table.metrics tbody tr', (trs) => trs.map((tr) => tr.dataset.schedule));
+  const barRows = await pu.$$eval('.bars', (bs) => bs.map((x) => Array.from(x.querySelectorAll('.label')).map((l) => l.textContent).join(',')));
+  check.ok(rows.join(',') === '1f1b,zb-h1,zb-h2' && barRows.every((r) => r === rows.join(',')),
+    'with an unfit schedule the bars are in the table\'s order', { rows, barRows });
+  const fills = await pu.evaluate(() => {
+    const doc = JSON.parse(document.getElementById('ppsim-data').textContent);
+    const palette = Object.values(doc.palette).flat();
+    const bubble = document.querySelector('.bars[data-chart^="bubble"] .fill').style.background;
+    return { bubble, palette, taskLike: palette.some((c) => bubble.includes(c)) };
+  });
+  check.ok(/repeating-linear-gradient/.test(fills.bubble) && !fills.taskLike, 'the bubble bars are not a task\'s colour', fills.bubble);
+  await pu.screenshot({ path: join(out, 'report-unfit.png'), fullPage: true });
+  check.equal(b.errors.length, 0, 'no script errors with an unfit schedule');
+  await pu.close();
+
+  // --- the sweep page: a panel per schedule over the page's width, one scale and one style per
+  // series across the panels, toggles, ticks that do not overlap ---
   const sweep = join(work, 'sweep.html');
   run(['sweep', '-s', '1f1b,zb-h1,zb-h2,zb-v,v-half,interleaved-1f1b', '-p', '4,8', '-m', '8,16,24,32,48,64', '--html', sweep]);
   const p3 = await b.page();
   await p3.goto('file://' + sweep);
   await p3.waitForSelector('svg.chart.lines');
-  const series = await p3.$$eval('.chart-box', (bs) => bs.map((c) => +c.querySelector('svg').dataset.seriesShown));
-  const styles = await p3.$$eval('.chart-box:first-of-type .series polyline', (ls) => ls.map((l) => l.getAttribute('stroke') + ' ' + l.getAttribute('stroke-dasharray')));
-  check.ok(series[0] === 12 && new Set(styles).size === styles.length, 'every series has its own colour and dash', styles);
-  await p3.click('.chart-box:first-of-type .series-toggles label >> nth=0');
-  await p3.waitForFunction(() => document.querySelector('.chart-box svg').dataset.seriesShown === '11');
+  const groups = await p3.$$eval('.chart-group', (gs) => gs.map((g) => ({
+    panels: Array.from(g.querySelectorAll('.chart-box h4')).map((h) => h.textContent),
+    shown: Array.from(g.querySelectorAll('.chart-box svg.chart')).map((x) => +x.dataset.seriesShown),
+    tops: Array.from(g.querySelectorAll('.chart-box svg.chart')).map((x) => { const t = Array.from(x.querySelectorAll('text[text-anchor="end"]')); return t.length ? t[t.length - 1].textContent : ''; }),
+    right: Math.max(...Array.from(g.querySelectorAll('.chart-box')).map((c) => c.getBoundingClientRect().right)),
+  })));
+  const panelNames = '1f1b,zb-h1,zb-h2,zb-v,v-half,interleaved-1f1b';
+  check.ok(groups.length === 2 && groups.every((g) => g.panels.join(',') === panelNames && g.shown.every((n) => n === 2)),
+    'two figures, a panel per schedule, p = 4 and p = 8 in each', groups);
+  check.ok(groups.every((g) => new Set(g.tops).size === 1), 'the panels of a figure share the y scale', groups.map((g) => g.tops));
+  const width = await p3.evaluate(() => window.innerWidth);
+  check.ok(groups.every((g) => g.right > 0.9 * width), 'the panels use the page\'s width', { width, right: groups.map((g) => g.right) });
+  const styles = await p3.$$eval('.chart-group:first-of-type .chart-box', (bs) => bs.map((c) => Array.from(c.querySelectorAll('.series polyline')).map((l) => l.getAttribute('stroke') + ' ' + l.getAttribute('stroke-dasharray')).join('|')));
+  check.ok(new Set(styles).size === 1 && styles[0].split('|').length === 2 && new Set(styles[0].split('|')).size === 2,
+    'p = 4 and p = 8 differ, and look the same in every panel', styles);
+  await p3.click('.chart-group:first-of-type .chart-box:first-of-type .series-toggles label >> nth=0');
+  await p3.waitForFunction(() => document.querySelector('.chart-box svg').dataset.seriesShown === '1');
   check.ok(true, 'a legend entry toggles its series');
-  const overlap = await p3.$$eval('.x-tick', (ts) => {
-    const boxes = ts.map((t) => t.getBoundingClientRect()).sort((a, b) => a.left - b.left);
+  const overlap = await p3.$$eval('.chart-box', (cs) => cs.some((c) => {
+    const boxes = Array.from(c.querySelectorAll('.x-tick')).map((t) => t.getBoundingClientRect()).sort((a, b) => a.left - b.left);
     return boxes.some((r, i) => i > 0 && r.left < boxes[i - 1].right && r.top < boxes[i - 1].bottom && boxes[i - 1].top < r.bottom);
-  });
+  }));
   check.ok(!overlap, 'no two tick labels overlap');
   const legend = await p3.$$eval('.series-toggles', (ls) => ls.every((l) => l.scrollWidth <= l.clientWidth + 1 && l.getBoundingClientRect().right <= window.innerWidth));
   check.ok(legend, 'the legends fit the page');
   await p3.screenshot({ path: join(out, 'sweep.png'), fullPage: true });
   check.equal(b.errors.length, 0, 'no script errors');
   await p3.close();
+
+  // --- coinciding curves: one legend entry named for all; one point per shape: a scatter ---
+  const same = join(work, 'same.html');
+  run(['sweep', '-s', '1f1b,zb-auto', '-p', '4', '-m', '8,16', '--mem-limit', '1p,2p', '--html', same]);
+  const p5 = await b.page();
+  await p5.goto('file://' + same);
+  await p5.waitForSelector('svg.chart.lines');
+  const legends = await p5.$$eval('.chart-box', (cs) => cs.map((c) => Array.from(c.querySelectorAll('.series-toggles label')).map((l) => l.textContent)));
+  check.ok(legends[0].join('|') === 'p=4 mem=1p = p=4 mem=2p' && legends[2].join('|') === 'p=4, one point per m (8, 16)',
+    '1f1b\'s two limits are one curve named for both, its memory points one scatter', legends);
+  await p5.screenshot({ path: join(out, 'sweep-coinciding.png'), fullPage: true });
+  check.equal(b.errors.length, 0, 'no script errors');
+  await p5.close();
 
   // --- large: p = 32, m = 256, ten schedules ---
   const big = join(work, 'big.html');

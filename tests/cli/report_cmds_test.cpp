@@ -108,8 +108,9 @@ TEST_CASE("simulate, compare and sweep write one standalone picture with --svg",
                       dir / "sweep.svg"});
   REQUIRE(w.code == 0);
   const std::string sweep = slurp(dir / "sweep.svg");
-  CHECK(count(sweep, "class=\"chart lines\"") == 2);
-  CHECK(count(sweep, "data-series=\"1f1b p=4\"") == 1);
+  CHECK(count(sweep, "class=\"chart lines\"") == 4);  // two figures, a panel per schedule
+  CHECK(count(sweep, ">bubble rate against micro-batches: 1f1b</text>") == 1);
+  CHECK(count(sweep, "data-series=\"p=4\"") == 2);
   CHECK(dir.entries() == 3);  // no temporaries left behind
 }
 

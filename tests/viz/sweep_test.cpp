@@ -56,7 +56,7 @@ TEST_CASE("an infeasible sweep point names the least limit that works", "[viz][s
   CHECK_THAT(sweep_json(points), Catch::Contains("\"least_mem_limit\": 7.0"));
 }
 
-TEST_CASE("the sweep page's data has both charts, a style per series and every point",
+TEST_CASE("the sweep page's data is a panel per schedule of each figure, a style per series name",
           "[viz][sweep]") {
   std::vector<SweepPoint> points;
   for (const char* s : {"1f1b", "zb-h1"})
@@ -65,29 +65,93 @@ TEST_CASE("the sweep page's data has both charts, a style per series and every p
       pt.schedule = s;
       pt.devices = 4;
       pt.microbatches = m;
-      pt.bubble_rate = 0.25;
+      pt.bubble_rate = std::string_view(s) == "1f1b" ? 0.25 : 0.125;
       pt.peak_memory = 4;
       points.push_back(pt);
     }
   const auto doc = nlohmann::json::parse(sweep_data_json(points, "<costs>"));
-  CHECK(doc["schema"] == "ppsim.sweep-report/1");
+  CHECK(doc["schema"] == "ppsim.sweep-report/2");
   CHECK(doc["costs"] == "<costs>");
-  REQUIRE(doc["charts"].size() == 2);
+  REQUIRE(doc["charts"].size() == 4);  // two figures, a panel per schedule
   const auto& by_m = doc["charts"][0];
+  CHECK(by_m["group"] == "bubble rate against micro-batches");
+  CHECK(by_m["title"] == "1f1b");
+  CHECK(doc["charts"][1]["title"] == "zb-h1");
   CHECK(by_m["log_x"] == true);
-  REQUIRE(by_m["series"].size() == 2);
-  CHECK(by_m["series"][0]["name"] == "1f1b p=4");
+  REQUIRE(by_m["series"].size() == 1);
+  CHECK(by_m["series"][0]["name"] == "p=4");
+  CHECK(by_m["series"][0]["joined"] == true);
   CHECK(by_m["series"][0]["points"].size() == 2);
   CHECK(by_m["series"][0]["points"][1][0] == 16);
   CHECK(by_m["series"][0]["points"][1][1] == 25.0);
-  CHECK(by_m["series"][0]["colour"] != by_m["series"][1]["colour"]);
-  CHECK(by_m["series"][1]["dash"] == series_style(1).dash);
-  CHECK(doc["charts"][1]["series"].size() == 4);  // one per schedule and m
+  // p=4 is the same line in both panels
+  CHECK(by_m["series"][0]["colour"] == doc["charts"][1]["series"][0]["colour"]);
+  CHECK(by_m["series"][0]["dash"] == doc["charts"][1]["series"][0]["dash"]);
+  // One point per shape: a scatter per p, not a legend entry per m.
+  const auto& by_mem = doc["charts"][2];
+  CHECK(by_mem["group"] == "bubble rate against peak activation memory (a curve per shape "
+                           "through its memory limits)");
+  REQUIRE(by_mem["series"].size() == 1);
+  CHECK(by_mem["series"][0]["name"] == "p=4, one point per m (8, 16)");
+  CHECK(by_mem["series"][0]["joined"] == false);
+  CHECK(by_mem["series"][0]["points"].size() == 2);
   CHECK(sweep_data_json(points, "<costs>").find('<') == std::string::npos);
+
+  // The panels of a figure share its scales: zb-h1's panel reaches 1f1b's 25 %.
+  const std::vector<LineChart> charts = sweep_charts(points);
+  REQUIRE(charts.size() == 4);
+  CHECK(charts[1].shared_y == 25.0);
+  CHECK(charts[1].shared_x == std::vector<double>{8, 16});
 
   std::ostringstream svg;
   write_sweep_svg(svg, points);
   CHECK(count(svg.str(), "<svg") == 1);
-  CHECK(count(svg.str(), "class=\"chart lines\"") == 2);
-  CHECK(count(svg.str(), "<polyline") == 2);  // by m: two curves of two points; by memory: single points
+  CHECK(count(svg.str(), "class=\"chart lines\"") == 4);
+  CHECK(count(svg.str(), "<polyline") == 2);  // the curves by m; the scatters have none
+  CHECK(count(svg.str(), "<circle class=\"swatch\"") == 2);  // the scatters' legend entries
+}
+
+TEST_CASE("coinciding sweep curves are one, named for all, and a shape's limits are its curve",
+          "[viz][sweep]") {
+  std::vector<SweepPoint> points;
+  const auto add = [&](const char* s, int m, const char* limit, double bubble, double peak) {
+    SweepPoint pt;
+    pt.schedule = s;
+    pt.devices = 4;
+    pt.microbatches = m;
+    pt.mem_limit = parse_mem_limit(limit);
+    pt.bubble_rate = bubble;
+    pt.peak_memory = peak;
+    points.push_back(pt);
+  };
+  // 1f1b gives the same run at both limits; zb-auto trades memory for bubble.
+  for (const char* limit : {"1p", "2p"}) {
+    add("1f1b", 8, limit, 0.25, 4);
+    add("1f1b", 16, limit, 0.15, 4);
+  }
+  add("zb-auto", 8, "2p", 0.0, 7.5);
+  add("zb-auto", 8, "1p", 0.1, 4);
+  add("zb-auto", 16, "1p", 0, 0);
+  points.back().status = SweepStatus::rejected;  // ran nowhere: no curve, no scatter entry
+  const std::vector<LineChart> charts = sweep_charts(points);
+  REQUIRE(charts.size() == 4);
+  REQUIRE(charts[0].series.size() == 1);
+  CHECK(charts[0].series[0].name == "p=4 mem=1p = p=4 mem=2p");
+  REQUIRE(charts[0].series[0].tips.size() == 2);
+  CHECK_THAT(charts[0].series[0].tips[0], Catch::EndsWith("(the same for p=4 mem=2p)"));
+  // 1f1b's memory panel: each shape one point after its repeats are dropped.
+  REQUIRE(charts[2].series.size() == 1);
+  CHECK(charts[2].series[0].name == "p=4, one point per m (8, 16)");
+  CHECK(charts[2].series[0].x == std::vector<double>{4, 4});
+  // zb-auto's: the shape's curve through its limits, by memory.
+  REQUIRE(charts[3].title == "zb-auto");
+  REQUIRE(charts[3].series.size() == 1);  // not "p=4 m=16 (no points)"
+  CHECK(charts[3].series[0].name == "p=4 m=8");
+  CHECK(charts[3].series[0].joined);
+  CHECK(charts[3].series[0].x == std::vector<double>{4, 7.5});
+  CHECK(charts[3].series[0].y == std::vector<double>{10, 0});
+  // A merged curve keeps the style of its first name; different names differ.
+  CHECK(charts[1].series.size() == 2);
+  CHECK(charts[1].series[0].name == "p=4 mem=2p");
+  CHECK(charts[1].series[0].style != charts[1].series[1].style);
 }

@@ -96,6 +96,14 @@
   }
 
   var seq = 0, timer = 0;
+  // An error leaves the previous results on the page, dimmed and marked as not this request's.
+  function failed(text) {
+    status.className = 'error';
+    status.textContent = text + (root.firstChild ? '\n(the results below are of the previous request)' : '');
+    root.classList.add('stale');
+    root.setAttribute('title', 'the previous request\'s results: this one failed');
+    document.body.setAttribute('data-state', 'error');
+  }
   function update() {
     var q = read(), query = q.toString();
     history.replaceState(null, '', '?' + query);
@@ -111,12 +119,12 @@
       if (mine !== seq) return;  // a newer request is on its way
       root.removeAttribute('aria-busy');
       if (!res.ok) {
-        status.className = 'error';
-        status.textContent = res.body.trim() || ('HTTP ' + res.code);
-        document.body.setAttribute('data-state', 'error');
+        failed(res.body.trim() || ('HTTP ' + res.code));
         return;
       }
       var doc = JSON.parse(res.body);
+      root.classList.remove('stale');
+      root.removeAttribute('title');
       window.ppsim.render(root, doc);
       var ran = doc.runs.length, asked = doc.metrics.length;
       status.className = '';
@@ -125,9 +133,7 @@
       document.body.setAttribute('data-query', query);
     }).catch(function (e) {
       if (mine !== seq) return;
-      status.className = 'error';
-      status.textContent = 'the server did not answer: ' + e;
-      document.body.setAttribute('data-state', 'error');
+      failed('the server did not answer: ' + e);
     });
   }
   function later() { clearTimeout(timer); timer = setTimeout(update, 250); }

@@ -1,6 +1,6 @@
 // ppsim's report and playground script: draws a ppsim.report/1 document (timelines with zoom,
 // pan and a minimap brush, memory over time, peaks, sortable metrics, bars) or a
-// ppsim.sweep-report/1 document (line charts with series toggles). One script for the
+// ppsim.sweep-report/2 document (line charts with series toggles). One script for the
 // self-contained report files and for `ppsim serve`'s page; no external resources.
 //
 //   ppsim.render(document.getElementById('ppsim-root'), data);
@@ -11,7 +11,8 @@
   var KIND_WORDS = { F: 'forward', B: 'backward for the input', W: 'backward for the weights',
                      BW: 'fused backward (B + W)', FB: 'forward overlapped with a backward' };
   // Bars of the comparison: colours that no task kind uses.
-  var BAR_COLOURS = { bubble: '#7f4f3a', cost: '#4a5563', memory: '#6b6f80' };
+  // The bubble bars wear the timelines' idle hatch (no task has it); cost and memory two greys.
+  var BAR_COLOURS = { bubble: 'repeating-linear-gradient(45deg,#8a8a8a 0 3px,#cfcfcf 3px 6px)', cost: '#4a5563', memory: '#6b6f80' };
   var HOST_COLOUR = '#2b7a5b';  // memory held on the host (offload), dashed
   var LIMIT_COLOUR = '#c0392b';
   var LABEL_W = 78;   // the device names
@@ -503,7 +504,8 @@
     for (var v = 0; v <= top; v += step) {
       ctx.beginPath(); ctx.moveTo(L, y(v)); ctx.lineTo(L + W, y(v)); ctx.stroke();
       ctx.textAlign = 'left';
-      ctx.fillText(mem(v) + ' M_B', L + W + 6, y(v));
+      // Kept inside the canvas, so the underscore of the lowest label is not cut off ('0 M B').
+      ctx.fillText(mem(v) + ' M_B', L + W + 6, clamp(y(v), 7, MEM_H - 8));
     }
     ctx.save();
     ctx.beginPath(); ctx.rect(L, 0, W, MEM_H); ctx.clip();
@@ -860,10 +862,13 @@
     el('h2', null, root, 'Metrics');
     metricsTable(root, doc, runs);
     var charts = el('div', { class: 'charts' }, root);
+    // In the table's order: the runs, then those that did not run.
+    var rowOrder = doc.metrics.filter(function (m) { return (m.status || 'ok') === 'ok'; })
+      .concat(doc.metrics.filter(function (m) { return (m.status || 'ok') !== 'ok'; }));
     var items = function (f, text) {
-      return doc.metrics.map(function (m) {
+      return rowOrder.map(function (m) {
         var ok = (m.status || 'ok') === 'ok';
-        return { label: m.schedule, value: ok ? f(m) : null, text: ok ? text(m) : 'infeasible' };
+        return { label: m.schedule, value: ok ? f(m) : null, text: ok ? text(m) : (m.status || 'infeasible') };
       });
     };
     bars(charts, 'bubble rate (cost - ideal) / cost', items(function (m) { return m.bubble_rate; }, function (m) { return pct(m.bubble_rate); }), BAR_COLOURS.bubble);
@@ -971,21 +976,39 @@
   // ------------------------------------------------------------------------------------------
   // The sweep page: line charts (SVG) with a legend of toggles.
 
-  function lineChart(parent, chart) {
-    var box = el('div', { class: 'chart-box', 'data-chart': chart.title }, parent);
-    el('h3', null, box, chart.title);
-    var W = 700, H = 320, L = 58, R = 16, T = 12, B = 44, pw = W - L - R, ph = H - T - B;
-    var svg = sel('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, class: 'chart lines' }, box);
-    var off = {};
-    var draw = function () {
-      while (svg.firstChild) svg.removeChild(svg.firstChild);
-      var xs = [], ymax = 0;
-      chart.series.forEach(function (s, k) {
-        if (off[k]) return;
-        s.points.forEach(function (p) { if (!chart.log_x || p[0] > 0) { xs.push(p[0]); ymax = Math.max(ymax, p[1]); } });
+  // Small multiples: the charts of one group (a panel per schedule) side by side over the page's
+  // width, on one x and one y scale (over the series shown in any panel), one style per series
+  // name across the panels.
+  function sweepGroup(parent, title, charts) {
+    var fig = el('div', { class: 'chart-group', 'data-group': title }, parent);
+    el('h3', null, fig, title);
+    var grid = el('div', { class: 'facets' }, fig);
+    var panels = [];
+    var scale = function () {
+      var xs = [], ymax = 0, first = charts[0];
+      panels.forEach(function (p) {
+        p.chart.series.forEach(function (s, k) {
+          if (p.off[k]) return;
+          s.points.forEach(function (q) { if (!first.log_x || q[0] > 0) { xs.push(q[0]); ymax = Math.max(ymax, q[1]); } });
+        });
       });
       xs.sort(function (a, b) { return a - b; });
-      xs = xs.filter(function (x, i) { return i === 0 || x !== xs[i - 1]; });
+      return { xs: xs.filter(function (x, i) { return i === 0 || x !== xs[i - 1]; }), ymax: ymax };
+    };
+    var redraw = function () { var sc = scale(); panels.forEach(function (p) { p.draw(sc); }); };
+    charts.forEach(function (c) { panels.push(lineChart(grid, c, redraw, charts.length > 1)); });
+    redraw();
+  }
+
+  function lineChart(parent, chart, redraw, facet) {
+    var box = el('div', { class: 'chart-box', 'data-chart': (chart.group ? chart.group + ': ' : '') + chart.title }, parent);
+    el('h4', null, box, chart.title);
+    var W = facet ? 520 : 900, H = facet ? 300 : 360, L = 52, R = 14, T = 10, B = 42, pw = W - L - R, ph = H - T - B;
+    var svg = sel('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'chart lines', preserveAspectRatio: 'xMinYMin meet' }, box);
+    var off = {};
+    var draw = function (sc) {
+      while (svg.firstChild) svg.removeChild(svg.firstChild);
+      var xs = sc.xs, ymax = sc.ymax;
       var xv = function (x) { return chart.log_x ? Math.log2(x) : x; };
       var lo = xs.length ? xv(xs[0]) : 0, hi = xs.length ? xv(xs[xs.length - 1]) : 1;
       if (chart.x_from_zero && !chart.log_x) lo = Math.min(lo, 0);
@@ -1015,16 +1038,16 @@
       sel('line', { x1: L, x2: L + pw, y1: T + ph, y2: T + ph, stroke: '#555' }, svg);
       sel('line', { x1: L, x2: L, y1: T, y2: T + ph, stroke: '#555' }, svg);
       sel('text', { x: L + pw / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 12 }, svg).textContent = chart.x_label + (chart.log_x ? ' (log scale)' : '');
-      sel('text', { transform: 'translate(14,' + (T + ph / 2) + ') rotate(-90)', 'text-anchor': 'middle', 'font-size': 12 }, svg).textContent = chart.y_label;
+      sel('text', { transform: 'translate(13,' + (T + ph / 2) + ') rotate(-90)', 'text-anchor': 'middle', 'font-size': 12 }, svg).textContent = chart.y_label;
       chart.series.forEach(function (s, k) {
         if (off[k]) return;
         var g = sel('g', { class: 'series', 'data-series': s.name }, svg);
         var pts = s.points.filter(function (p) { return !chart.log_x || p[0] > 0; });
-        if (pts.length > 1)
+        if (pts.length > 1 && s.joined !== false)
           sel('polyline', { fill: 'none', stroke: s.colour, 'stroke-width': 1.8, 'stroke-dasharray': s.dash || 'none',
             points: pts.map(function (p) { return px(p[0]).toFixed(1) + ',' + py(p[1]).toFixed(1); }).join(' ') }, g);
         pts.forEach(function (p) {
-          var c = sel('circle', { cx: px(p[0]), cy: py(p[1]), r: 3.2, fill: s.colour }, g);
+          var c = sel('circle', { cx: px(p[0]), cy: py(p[1]), r: s.joined === false ? 3.8 : 3.2, fill: s.colour }, g);
           c.addEventListener('mousemove', function (e) { showTip(p[2], e.clientX, e.clientY); });
           c.addEventListener('mouseleave', hideTip);
         });
@@ -1037,27 +1060,35 @@
       var cb = el('input', { type: 'checkbox' }, lab);
       cb.checked = true;
       var sw = sel('svg', { width: 26, height: 10 }, lab);
-      sel('line', { x1: 1, x2: 25, y1: 5, y2: 5, stroke: s.colour, 'stroke-width': 2, 'stroke-dasharray': s.dash || 'none' }, sw);
+      if (s.joined === false) sel('circle', { cx: 13, cy: 5, r: 3.5, fill: s.colour }, sw);
+      else sel('line', { x1: 1, x2: 25, y1: 5, y2: 5, stroke: s.colour, 'stroke-width': 2, 'stroke-dasharray': s.dash || 'none' }, sw);
       lab.appendChild(document.createTextNode(s.name + (s.points.length ? '' : ' (no points)')));
-      cb.addEventListener('change', function () { off[k] = !cb.checked; lab.classList.toggle('off', !cb.checked); draw(); });
+      cb.addEventListener('change', function () { off[k] = !cb.checked; lab.classList.toggle('off', !cb.checked); redraw(); });
     });
     var all = el('button', { type: 'button', class: 'all-series' }, toggles, 'all / none');
     all.addEventListener('click', function () {
       var anyOn = chart.series.some(function (s, k) { return !off[k]; });
       Array.prototype.forEach.call(toggles.querySelectorAll('input'), function (cb, k) { cb.checked = !anyOn; off[k] = anyOn; cb.parentNode.classList.toggle('off', anyOn); });
-      draw();
+      redraw();
     });
-    draw();
+    return { chart: chart, off: off, draw: draw };
   }
 
   function renderSweep(root, doc) {
     root.textContent = '';
     root.setAttribute('data-schema', doc.schema);
-    doc.charts.forEach(function (c) { lineChart(root, c); });
+    // Consecutive charts of one group are its panels.
+    var groups = [];
+    doc.charts.forEach(function (c) {
+      var g = groups.length ? groups[groups.length - 1] : null;
+      if (g && c.group && g.title === c.group) g.charts.push(c);
+      else groups.push({ title: c.group || c.title, charts: [c] });
+    });
+    groups.forEach(function (g) { sweepGroup(root, g.title, g.charts); });
   }
 
   function render(root, doc) {
-    var page = doc.schema === 'ppsim.sweep-report/1' ? renderSweep(root, doc) : renderReport(root, doc);
+    var page = doc.schema === 'ppsim.sweep-report/2' ? renderSweep(root, doc) : renderReport(root, doc);
     tables(document);
     return page;
   }
