@@ -17,7 +17,7 @@ CMAKE = mkdir -p build && flock build/.cmake.lock cmake
 RELEASE := build/release
 PPSIM := $(BUILD)/ppsim
 
-.PHONY: all deps ppsim build python install deb run test test-unit test-asan bench clean check-baselines test-browser browser-deps fuzz fuzz-build test-fuzz
+.PHONY: all deps ppsim build python install deb run test test-unit test-asan bench clean check-baselines docs-check test-browser browser-deps fuzz fuzz-build test-fuzz
 
 all: build
 
@@ -82,6 +82,12 @@ test-asan: deps
 	$(CMAKE) --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --no-tests=error --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml
 	@python3 tests/slowest_tests.py $(ASAN)/ctest-junit.xml
+
+# Every figure of the README that a command gives, rerun and compared (tests/docs/docs_check.py),
+# with the hidden unit tests behind its counts.
+docs-check: build
+	python3 tests/docs/docs_check.py $(PPSIM) README.md
+	$(BUILD)/ppsim_tests "[.readme]"
 
 # CI regression of bubble metrics: every committed baseline must hold (exit 1 names the case).
 check-baselines: build
