@@ -9,23 +9,47 @@
 #include "io/device_file.hpp"
 #include "io/model_file.hpp"
 #include "io/offload_text.hpp"
-#include "model/calibrate.hpp"
-#include "model/cpu_device.hpp"
 #include "sim/errors.hpp"
 #include "sim/iterations.hpp"
 #include "sim/limits.hpp"
 #include "sim/variability.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <fmt/format.h>
 #include <new>
 #include <ostream>
+#include <stdexcept>
+#include <string_view>
 
 namespace ppsim {
 
 namespace cli {
+
+FullParts& full_parts() {
+  static FullParts parts;
+  return parts;
+}
+
+namespace {
+
+// A process without the full parts reaches them only when runs_without_full_parts was wrong.
+std::string without_full(std::string_view what) {
+  return fmt::format("{} needs ppsim-full (oneDNN, Open MPI, the HTTP server), which this "
+                     "process does not link",
+                     what);
+}
+
+DeviceSpec measured_cpu_device(const ModelSpec& model) {
+  if (full_parts().measure_cpu_device == nullptr)
+    throw std::logic_error(without_full("--device cpu"));
+  return full_parts().measure_cpu_device(model);
+}
+
+} // namespace
 
 void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-s,--schedule", o.schedules,
@@ -173,7 +197,7 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
   WorkloadSpec w;
   w.model = load_model(o.model);
   const std::string device = o.device.empty() ? "h100" : o.device;
-  w.device = device == "cpu" ? calibrate::measure_cpu_device(w.model) : load_device(device);
+  w.device = device == "cpu" ? measured_cpu_device(w.model) : load_device(device);
   w.layout = o.layout;
   if (!o.layers_per_stage.empty())
     for (const std::string& item : split_list(o.layers_per_stage, "--layers-per-stage"))
@@ -191,7 +215,8 @@ CostSpec resolve_costs(const RunOptions& o, Io io) {
   if (!o.costs_file.empty()) spec = load_cost_file(o.costs_file);
   if (!o.calibrate.empty()) {
     std::vector<std::string> warnings;
-    spec = calibrate::calibrated_costs(o.calibrate, &warnings, &io.progress);
+    if (full_parts().calibrated_costs == nullptr) throw std::logic_error(without_full("--calibrate"));
+    spec = full_parts().calibrated_costs(o.calibrate, &warnings, &io.progress);
     if (!warnings.empty()) io.progress.finish();
     for (const std::string& w : warnings) io.err << "ppsim: warning: calibrate: " << w << "\n";
   }
@@ -287,26 +312,56 @@ std::string path_for(const std::string& path, const std::string& name, bool many
 
 } // namespace cli
 
+bool runs_without_full_parts(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args.front() == "--version") return true;
+  // The commands of ppsim_cli (cli::add_core_commands ... add_measured_commands); a test checks
+  // that this list is every command but calibrate, execute, serve, man and completion.
+  static constexpr std::array<std::string_view, 12> front = {
+      "list", "simulate", "compare", "sweep", "check", "validate",
+      "export", "models", "costs", "plan", "import", "diff"};
+  if (args.empty() || std::find(front.begin(), front.end(), args.front()) == front.end())
+    return false;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--calibrate" || a.starts_with("--calibrate=") || a == "--device=cpu") return false;
+    if (a == "--device" && i + 1 < args.size() && args[i + 1] == "cpu") return false;
+  }
+  return true;
+}
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   return run_cli(args, out, err, Terminal{});
 }
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
             const Terminal& terminal) {
+  constexpr std::string_view version = "ppsim 0.1.0";
+  // NOTE: answered before the command line is built and without CLI11's CallForVersion throw:
+  // the first throw of a static executable sorts every unwind table (3 ms of the front's start).
+  if (args.size() == 1 && args.front() == "--version") {
+    out << version << "\n";
+    return kExitOk;
+  }
   CLI::App app{"ppsim: pipeline-parallel training schedule simulator"};
   app.name("ppsim");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ppsim 0.1.0");
+  app.set_version_flag("--version", std::string(version));
   cli::ProgressReporter progress(err, terminal.err_is_terminal, terminal.clock);
   cli::Io io{out, err, progress};
   cli::Action action;
+  const cli::FullParts& full = cli::full_parts();
+  if (full.add_calibrate == nullptr && !runs_without_full_parts(args)) return kExitNeedsFull;
+  // The order of --help; the full parts' commands where they always were.
+  const auto add = [&](auto fn) {
+    if (fn != nullptr) fn(app, io, action);
+  };
   cli::add_core_commands(app, io, action);
-  cli::add_calibrate_command(app, io, action);
+  add(full.add_calibrate);
   cli::add_report_commands(app, io, action);
   cli::add_schedule_commands(app, io, action);
-  cli::add_execute_command(app, io, action);
+  add(full.add_execute);
   cli::add_model_commands(app, io, action);
-  cli::add_serve_command(app, io, action);
+  add(full.add_serve);
   cli::add_measured_commands(app, io, action);
   cli::add_help_commands(app, io, action);
 

@@ -22,6 +22,9 @@ enum ExitCode : int {
   kExitExecutionFailed = 6,
   /// NOTE: beyond DESIGN.md's list: a bug in ppsim, not in the input (sysexits' EX_SOFTWARE).
   kExitInternal = 70,
+  /// Never an exit status: run_cli in a process without the full parts (link_full_parts) says
+  /// that this command line needs them, before it has written anything.
+  kExitNeedsFull = -1,
 };
 
 /// The exit code of an error: cli::UsageError 2, ConfigError 3, ScheduleError 4, InfeasibleError 5,
@@ -46,5 +49,15 @@ struct Terminal {
 /// over a second (calibration, sweeps, plans, long searches), cleared before results print.
 [[nodiscard]] int run_cli(const std::vector<std::string>& args, std::ostream& out,
                           std::ostream& err, const Terminal& terminal);
+
+/// Links the commands and calibrations that need oneDNN, Open MPI and the HTTP server
+/// (cli/full_parts.cpp, in ppsim_cli_full) into run_cli: the full executable `ppsim-full` and the
+/// tests call it first; the `ppsim` front does not, and hands such command lines to ppsim-full.
+void link_full_parts();
+
+/// Whether `args` may run in a process without the full parts: a command of the front's
+/// (list, simulate, ...) without --calibrate or --device cpu. Everything else (calibrate,
+/// execute, serve, the help of all commands, man, completion, an unknown command) needs them.
+[[nodiscard]] bool runs_without_full_parts(const std::vector<std::string>& args);
 
 } // namespace ppsim

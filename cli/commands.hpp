@@ -3,6 +3,8 @@
 #pragma once
 
 #include "cli/progress.hpp"
+#include "io/device_file.hpp"
+#include "io/model_file.hpp"
 #include "run/request.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run.hpp"
@@ -13,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim::cli {
@@ -137,12 +140,29 @@ public:
 
 // Registration of the command files (each defines one of these).
 void add_core_commands(CLI::App& app, Io io, Action& action);  // list, simulate, compare
-void add_calibrate_command(CLI::App& app, Io io, Action& action);  // calibrate_cmd.cpp
 void add_report_commands(CLI::App& app, Io io, Action& action);  // report_cmds.cpp: sweep, check
 void add_schedule_commands(CLI::App& app, Io io, Action& action);  // schedule_cmds.cpp: validate, export
-void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.cpp: MPI ranks
 void add_help_commands(CLI::App& app, Io io, Action& action);  // help_docs.cpp: man, completion
 void add_model_commands(CLI::App& app, Io io, Action& action);  // model_cmds.cpp: models, costs, plan
-void add_serve_command(CLI::App& app, Io io, Action& action);  // serve_cmd.cpp: the playground
 void add_measured_commands(CLI::App& app, Io io, Action& action);  // measured_cmds.cpp: import, diff
+// The full executable's (ppsim_cli_full): oneDNN, Open MPI, the HTTP server.
+void add_calibrate_command(CLI::App& app, Io io, Action& action);  // calibrate_cmd.cpp
+void add_execute_command(CLI::App& app, Io io, Action& action);  // execute_cmd.cpp: MPI ranks
+void add_serve_command(CLI::App& app, Io io, Action& action);  // serve_cmd.cpp: the playground
+
+/// What only the full executable links, as run_cli reaches it: the commands calibrate, execute
+/// and serve, and the calibrations behind --calibrate and --device cpu. The `ppsim` front leaves
+/// them empty, so it loads none of those libraries; a command line that needs them makes
+/// run_cli answer kExitNeedsFull, and the front runs ppsim-full with the same arguments.
+struct FullParts {
+  void (*add_calibrate)(CLI::App& app, Io io, Action& action){nullptr};
+  void (*add_execute)(CLI::App& app, Io io, Action& action){nullptr};
+  void (*add_serve)(CLI::App& app, Io io, Action& action){nullptr};
+  CostSpec (*calibrated_costs)(std::string_view spec, std::vector<std::string>* warnings,
+                               Progress* progress){nullptr};
+  DeviceSpec (*measure_cpu_device)(const ModelSpec& model){nullptr};
+};
+
+/// The parts this process links: all empty unless link_full_parts() ran.
+[[nodiscard]] FullParts& full_parts();
 }  // namespace ppsim::cli

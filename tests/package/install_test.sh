@@ -15,6 +15,8 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 fail() { echo "install test: $*" >&2; exit 1; }
 [ -x "$prefix/bin/ppsim" ] || fail "no bin/ppsim"
 "$prefix/bin/ppsim" list >/dev/null || fail "bin/ppsim list failed"
+[ -x "$prefix/libexec/ppsim/ppsim-full" ] || fail "no libexec/ppsim/ppsim-full"
+"$prefix/bin/ppsim" execute --help >/dev/null || fail "bin/ppsim does not hand execute to ppsim-full"
 [ -s "$prefix/share/man/man1/ppsim.1" ] || fail "no man page"
 grep -q '^.SH COMMANDS' "$prefix/share/man/man1/ppsim.1" || fail "man page without commands"
 [ -s "$prefix/share/bash-completion/completions/ppsim" ] || fail "no bash completion"
