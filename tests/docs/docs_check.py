@@ -12,7 +12,7 @@ The words after `docs-check:` up to `=>` are ppsim's arguments (`--json` is adde
 schedule NAME in compare's list) and the value as the README writes it. A check passes when
 (1) the field, rounded to the decimals the value is written with (a trailing % means a fraction
 shown in per cent), equals the value, and (2) the value is written in the block the comment
-stands above (the next paragraph or table; with row="CELLS", in the table row whose first cells
+stands above (the next paragraph, table or fenced block of output; with row="CELLS", in the table row whose first cells
 are CELLS; with col="HEADER" too, in that row's cell under HEADER). So a figure cannot drift from its command, nor the text from the figure.
 
     tests/docs/docs_check.py PPSIM README.md     exit 0: all hold; 1: a figure drifted; 2: usage
@@ -38,6 +38,13 @@ def block_after(lines, i):
     while j < len(lines) and (COMMENT.match(lines[j]) or not lines[j].strip()):
         j += 1
     block = []
+    if j < len(lines) and lines[j].startswith('```'):  # a fenced block, blank lines and all
+        block.append(lines[j])
+        j += 1
+        while j < len(lines) and not lines[j].startswith('```'):
+            block.append(lines[j])
+            j += 1
+        return block
     while j < len(lines) and lines[j].strip():
         block.append(lines[j])
         j += 1

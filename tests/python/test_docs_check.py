@@ -60,3 +60,11 @@ def test_a_malformed_comment_or_field_or_command_fails(tmp_path):
     assert code == 1 and "no_such_ms: not in the output" in out
     code, out = check(tmp_path, "<!-- docs-check: simulate -s nope -p 4 -m 8 => cost_ms=27 -->\n27\n")
     assert code == 1 and "without JSON" in out
+
+
+def test_a_fenced_block_is_one_block_blank_lines_and_all(tmp_path):
+    page = f"<!-- docs-check: {ZB_H1} => cost_ms=27 -->\n```\n$ ppsim simulate ...\n\ncost 27 ms\n```\n"
+    code, out = check(tmp_path, page)
+    assert code == 0, out
+    code, out = check(tmp_path, page.replace("cost 27 ms", "cost 28 ms"))
+    assert code == 1 and "does not write 27" in out
