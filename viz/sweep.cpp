@@ -124,6 +124,8 @@ struct Curve {
   std::string name;
   std::vector<std::tuple<double, double, std::string>> pts;
   bool joined{true};
+  std::string pv{};              ///< a memory shape's "p=4 v=2": the scatter it may join
+  std::vector<int> ms{};         ///< a scatter's micro-batch counts, one per point's shape
 };
 
 // The panel (a chart of its group) named `panel`, made on first use so the panels follow the
@@ -174,12 +176,9 @@ std::vector<Curve> merge_coinciding(std::vector<Curve> curves) {
 // once. Shapes with a single point (one limit, or limits that all give the same run) are points
 // of one scatter per p and v instead of a legend entry each; shapes that did not run add nothing
 // (the table lists them with their reason).
-std::vector<Curve> memory_curves(std::vector<Curve> shapes,
-                                 const std::vector<std::string>& scatter_of) {
+std::vector<Curve> memory_curves(std::vector<Curve> shapes) {
   std::vector<Curve> out;
-  std::vector<std::pair<std::string, std::vector<std::string>>> singles;  // scatter name, its m's
-  for (std::size_t k = 0; k < shapes.size(); ++k) {
-    Curve& c = shapes[k];
+  for (Curve& c : shapes) {
     std::stable_sort(c.pts.begin(), c.pts.end(), [](const auto& a, const auto& b) {
       return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
     });
@@ -193,37 +192,26 @@ std::vector<Curve> memory_curves(std::vector<Curve> shapes,
       out.push_back(std::move(c));
       continue;
     }
-    const std::string& key = scatter_of[k];
-    auto it = std::find_if(singles.begin(), singles.end(),
-                           [&](const auto& s) { return s.first == key; });
-    if (it == singles.end()) {
-      singles.emplace_back(key, std::vector<std::string>{});
-      it = singles.end() - 1;
-      out.push_back(Curve{key, {}, false});
-    }
     if (c.pts.empty()) continue;  // a shape that did not run: the table says why
-    it->second.push_back(c.name.substr(key.size() + 1));  // "m=8"
-    Curve& scatter = *std::find_if(out.begin(), out.end(),
-                                   [&](const Curve& o) { return !o.joined && o.name == key; });
-    scatter.pts.push_back(std::move(c.pts.front()));
+    auto scatter = std::find_if(out.begin(), out.end(),
+                                [&](const Curve& o) { return !o.joined && o.pv == c.pv; });
+    if (scatter == out.end()) scatter = out.insert(out.end(), Curve{c.pv, {}, false, c.pv, {}});
+    scatter->ms.push_back(c.ms.front());
+    scatter->pts.push_back(std::move(c.pts.front()));
   }
   for (Curve& c : out) {
     if (c.joined) continue;
-    const auto it = std::find_if(singles.begin(), singles.end(),
-                                 [&](const auto& s) { return s.first == c.name; });
-    if (it->second.empty()) continue;  // dropped below: the chart by m lists it "(no points)"
-    if (it->second.size() == 1) {
-      c.name += ' ' + it->second.front();  // a scatter of one shape is that shape
+    if (c.ms.size() == 1) {
+      c.name += fmt::format(" m={}", c.ms.front());  // a scatter of one shape is that shape
     } else {
       std::string ms;
-      for (const std::string& m : it->second) ms += (ms.empty() ? "" : ", ") + m.substr(2);
+      for (const int m : c.ms) ms += fmt::format("{}{}", ms.empty() ? "" : ", ", m);
       c.name += fmt::format(", one point per m ({})", ms);
     }
     std::stable_sort(c.pts.begin(), c.pts.end(), [](const auto& a, const auto& b) {
       return std::get<0>(a) < std::get<0>(b);
     });
   }
-  std::erase_if(out, [](const Curve& c) { return !c.joined && c.pts.empty(); });
   return out;
 }
 
@@ -269,7 +257,6 @@ void add_group(std::vector<LineChart>& charts, const LineChart& shape,
 std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points) {
   using Panels = std::vector<std::pair<std::string, std::vector<Curve>>>;
   Panels by_m, by_mem;
-  std::vector<std::vector<std::string>> scatter_keys;  // per memory panel, per shape: its p, v
   for (const SweepPoint& pt : points) {
     std::string name = fmt::format("p={}", pt.devices);
     if (pt.chunks > 0) name += fmt::format(" v={}", pt.chunks);
@@ -277,15 +264,9 @@ std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points) {
     const std::string shape = pv + fmt::format(" m={}", pt.microbatches);
     if (pt.mem_limit.given()) name += " mem=" + pt.mem_limit.text;
     Curve& c = curve_of(panel_of(by_m, pt.schedule), name);
-    std::vector<Curve>& mem_panel = panel_of(by_mem, pt.schedule);
-    if (scatter_keys.size() < by_mem.size()) scatter_keys.resize(by_mem.size());
-    const std::size_t panel = static_cast<std::size_t>(
-        std::find_if(by_mem.begin(), by_mem.end(),
-                     [&](const auto& p) { return p.first == pt.schedule; }) -
-        by_mem.begin());
-    const std::size_t before = mem_panel.size();
-    Curve& mc = curve_of(mem_panel, shape);
-    if (mem_panel.size() > before) scatter_keys[panel].push_back(pv);
+    Curve& mc = curve_of(panel_of(by_mem, pt.schedule), shape);
+    mc.pv = pv;
+    mc.ms = {pt.microbatches};
     if (!pt.ok()) continue;
     const std::string tip =
         fmt::format("{} {} m={} mem limit {}: bubble {}, cost {} ms, peak {} M_B", pt.schedule,
@@ -296,9 +277,7 @@ std::vector<LineChart> sweep_charts(std::span<const SweepPoint> points) {
     mc.pts.emplace_back(pt.peak_memory, 100 * pt.bubble_rate, tip);
   }
   for (auto& [panel, curves] : by_m) curves = merge_coinciding(std::move(curves));
-  for (std::size_t i = 0; i < by_mem.size(); ++i)
-    by_mem[i].second =
-        merge_coinciding(memory_curves(std::move(by_mem[i].second), scatter_keys[i]));
+  for (auto& [panel, curves] : by_mem) curves = merge_coinciding(memory_curves(std::move(curves)));
   std::vector<LineChart> charts;
   add_group(charts,
             LineChart{"", "micro-batches m", "bubble rate (%)", true, false, {},
