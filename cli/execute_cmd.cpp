@@ -294,6 +294,10 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
                                   : ", " + it->address,
                               it->pid);
       }
+      if (lost.empty() && exec::daemon_lost_after_start(report, roster, schedule.devices))
+        lost = fmt::format("; lost: a host, after every rank had started (mpirun says only that "
+                           "a daemon failed; the ranks ran on {})",
+                           exec::hosts_of(roster));
       io.err << fmt::format("ppsim: error: execute: a rank failed: mpirun exited with status {}{}"
                             "{}; see mpirun's report above\n  command: {}\n",
                             rc, rc > 128 ? fmt::format(" (signal {})", rc - 128) : "", lost,

@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 namespace ppsim::exec {
 
@@ -222,6 +223,38 @@ std::vector<int> lost_ranks(std::string_view report, const std::vector<RankPlace
   std::sort(lost.begin(), lost.end());
   lost.erase(std::unique(lost.begin(), lost.end()), lost.end());
   return lost;
+}
+
+bool daemon_lost_after_start(std::string_view report, const std::vector<RankPlace>& roster,
+                             int ranks) {
+  if (report.find("unable to reliably start one or more daemons") == std::string_view::npos)
+    return false;
+  std::vector<int> seen;
+  for (const RankPlace& p : roster)
+    if (p.rank >= 0 && p.rank < ranks) seen.push_back(p.rank);
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  return static_cast<int>(seen.size()) == ranks;
+}
+
+std::string hosts_of(const std::vector<RankPlace>& roster) {
+  std::vector<RankPlace> sorted = roster;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const RankPlace& a, const RankPlace& b) { return a.rank < b.rank; });
+  std::vector<std::pair<std::string, std::vector<int>>> hosts;
+  for (const RankPlace& p : sorted) {
+    auto it = std::find_if(hosts.begin(), hosts.end(),
+                           [&](const auto& h) { return h.first == p.host; });
+    if (it == hosts.end()) it = hosts.insert(hosts.end(), {p.host, {}});
+    it->second.push_back(p.rank);
+  }
+  std::string out;
+  for (const auto& [host, ranks] : hosts) {
+    out += fmt::format("{}{} (rank{} ", out.empty() ? "" : ", ", host, ranks.size() > 1 ? "s" : "");
+    for (std::size_t k = 0; k < ranks.size(); ++k) out += fmt::format("{}{}", k ? ", " : "", ranks[k]);
+    out += ")";
+  }
+  return out;
 }
 
 void signal_local_ranks(const std::vector<RankPlace>& roster, int signal) {

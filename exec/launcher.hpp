@@ -54,6 +54,14 @@ struct RankPlace {
 /// was lost (`Remote daemon: ... on node X`), by host name or address. Sorted, unique.
 [[nodiscard]] std::vector<int> lost_ranks(std::string_view report,
                                           const std::vector<RankPlace>& roster);
+/// Whether the report is Open MPI's "unable to reliably start one or more daemons" although
+/// every rank had started (the roster holds all `ranks`): a host lost mid-run whose launch agent
+/// (ssh) ended before its daemon's connection did. The report then names no host.
+[[nodiscard]] bool daemon_lost_after_start(std::string_view report,
+                                           const std::vector<RankPlace>& roster, int ranks);
+/// Where the ranks ran, by host: "h1 (rank 0), h2 (ranks 1, 2)", in rank order of first use.
+[[nodiscard]] std::string hosts_of(const std::vector<RankPlace>& roster);
+
 
 /// How a supervised process ended.
 struct ProcessOutcome {

@@ -151,3 +151,19 @@ TEST_CASE("Open MPI's failure reports name the lost ranks", "[exec][robust]") {
         std::vector<int>{0});
   CHECK(lost_ranks("nothing to see", roster).empty());
 }
+
+TEST_CASE("A daemon that failed after every rank started is a host lost mid-run", "[exec][robust]") {
+  const std::vector<RankPlace> roster{{1, "h2", "10.77.0.2", 200}, {0, "h1", "10.77.0.1", 100},
+                                      {2, "h2", "10.77.0.2", 201}};
+  // Open MPI 4.1 when a host's launch agent ends before its daemon's connection does.
+  const std::string report = "ORTE was unable to reliably start one or more daemons.\n"
+                             "This usually is caused by:\n";
+  CHECK(lost_ranks(report, roster).empty());
+  CHECK(daemon_lost_after_start(report, roster, 3));
+  // A rank never started: the daemons really did not start.
+  CHECK_FALSE(daemon_lost_after_start(report, {roster[0], roster[1]}, 3));
+  CHECK_FALSE(daemon_lost_after_start(report, {roster[0], roster[0], roster[1]}, 3));
+  CHECK_FALSE(daemon_lost_after_start("nothing to see", roster, 3));
+  CHECK(hosts_of(roster) == "h1 (rank 0), h2 (ranks 1, 2)");
+  CHECK(hosts_of({}).empty());
+}

@@ -58,15 +58,24 @@ for ns in "${hosts_ns[@]}"; do
   echo "10.77.0.$k $ns" >>"$work/map"
 done
 
-# Open MPI's rsh agent, called as `agent HOST COMMAND...` like ssh: it enters the host's network
-# namespace and a UTS namespace named after it, and runs the command through a shell as sshd would.
+# Open MPI's rsh agent, called as `agent HOST COMMAND...` like ssh: it runs the command in the
+# host's network namespace and a UTS namespace named after it, through a shell as sshd would. Like
+# an ssh client, the agent itself stays on the launching host (it waits, not execs), so killing
+# a host's processes does not kill it; and like an ssh client, which hears of the remote's death
+# only through the network, it ends a moment after its command does. mpirun then hears of the
+# loss first from its daemon's connection, whose report names the host. (Told first by the agent,
+# mpirun says only that a daemon failed to start; ppsim then says a host was lost after every
+# rank had started, and where they ran: tests/exec/launcher_test.cpp.)
 cat >"$work/agent.sh" <<AGENT
 #!/bin/sh
 host=\$1
 shift
 ns=\$(sed -n "s/^\$host //p" "$work/map")
 [ -n "\$ns" ] || { echo "agent: unknown host \$host" >&2; exit 255; }
-exec ip netns exec "\$ns" unshare --uts /bin/sh -c "hostname \$ns; \$*"
+ip netns exec "\$ns" unshare --uts /bin/sh -c "hostname \$ns; \$*"
+rc=\$?
+[ \$rc -eq 0 ] || sleep 1
+exit \$rc
 AGENT
 chmod +x "$work/agent.sh"
 mpi_env=(OMPI_MCA_plm_rsh_agent="$work/agent.sh" OMPI_MCA_btl=self,tcp
