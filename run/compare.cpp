@@ -3,6 +3,7 @@
 
 #include "io/numbers.hpp"
 #include "io/schedule_file.hpp"
+#include "schedules/bound.hpp"
 #include "schedules/registry.hpp"
 #include "io/text_parse.hpp"
 #include "sim/errors.hpp"
@@ -20,23 +21,6 @@ double peak_of(const Run& r) {
   double peak = r.metrics.peak_memory;
   for (const double p : r.iterations.peak_memory) peak = std::max(peak, p);
   return peak;
-}
-
-// The least any order of the run's tasks can hold on some device: one micro-batch's activations
-// on all of the device's stages (they coexist at its last forward), and on a device of one
-// stage the rise of a B that raises memory (M_W > M_B).
-double least_possible(const Run& r) {
-  const Topology topo(r.schedule);
-  double most = 0;
-  for (int d = 0; d < r.schedule.devices; ++d) {
-    const auto stages = topo.device_stages(d);
-    double held = 0;
-    for (const int st : stages) held += r.costs.memory_delta(Kind::F, st);
-    if (stages.size() == 1)
-      held += std::max(0.0, r.costs.memory_delta(Kind::B, stages[0]));
-    most = std::max(most, held);
-  }
-  return most;
 }
 
 // The run of `rq` under `limit` M_B, or nullopt when that is infeasible.
@@ -95,7 +79,7 @@ double least_mem_limit(const RunRequest& rq) {
   if (!found) return -1;
   // Nothing holds less than one micro-batch per device: when the generator works there, that is
   // the answer (generators need not be monotone: zb-auto may fail just above it and work again).
-  const double least = least_possible(*found);
+  const double least = memory_lower_bound(found->schedule, found->costs);
   if (least > asked && least < hi) {
     if (run_at(rq, least)) return least;
     lo = std::max(lo, least);

@@ -2,6 +2,7 @@
 // V-Min (Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024).
 #include "schedules/bound.hpp"
 #include "schedules/detail/generators.hpp"
+#include "schedules/detail/in_flight.hpp"
 #include "schedules/detail/zb_auto.hpp"
 #include "schedules/detail/zbv_greedy.hpp"
 #include "sim/errors.hpp"
@@ -701,9 +702,38 @@ Schedule make_zb_v(const ScheduleSpec& spec) {
   static constexpr std::array<std::pair<std::string_view, BlockFn>, 2> kBlocks{
       {{"v-half", &v_half_block}, {"v-min", &v_min_block}}};
   VSearch ctx{detail::with_every_task(skeleton), costs, detail::WorkBudget(spec.work_budget)};
-  Schedule s =
-      detail::to_schedule(problem, search_v("zb-v", problem, limit, kBlocks, ctx), skeleton);
-  ctx.note(spec);
+  // The memory-minimal orders (detail/in_flight.hpp): F and fused BW with k micro-batches in
+  // flight hold k micro-batches' activations, where the split B and W of the search hold what W
+  // still needs too (B raises memory); k = 1 holds the least any order can.
+  const double one = memory_lower_bound(skeleton, costs);
+  const double split_least = detail::v_least_memory(problem);
+  const int k = std::min(detail::in_flight_within(limit, one), m);
+  if (k < 1)
+    throw InfeasibleError(fmt::format(
+        "zb-v: memory limit {:g} M_B is below the least that works, {:g} M_B (one "
+        "micro-batch's activations on both stages of a device; devices={}, microbatches={})",
+        limit, one, p, m));
+  std::optional<Schedule> fused;
+  std::optional<detail::OrderTiming> fused_timing;
+  if (k < p || !(detail::memory_cap(limit) >= split_least)) {
+    fused = detail::in_flight_order(skeleton, costs, k);
+    fused_timing = detail::time_order(*fused, costs);
+  }
+  Schedule s;
+  bool fused_won = true;
+  if (!(detail::memory_cap(limit) >= split_least)) {
+    s = std::move(*fused);
+  } else {
+    detail::VRun run = search_v("zb-v", problem, limit, kBlocks, ctx);
+    fused_won = fused_timing && fused_timing->score < run.score;
+    s = fused_won ? std::move(*fused) : detail::to_schedule(problem, run, skeleton);
+    ctx.note(spec);
+  }
+  if (spec.notes != nullptr && fused_won)
+    spec.notes->push_back(fmt::format(
+        "the best order within the limit runs F and fused BW with at most {} micro-batch{} in "
+        "flight (split B and W hold more: the W a B leaves)",
+        k, k == 1 ? "" : "es"));
   s.name = "zb-v";
   return s;
 }

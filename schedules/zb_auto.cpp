@@ -3,6 +3,7 @@
 // schedules of the placement, the best kept (Qi et al., ICLR 2024, sec. 3.1).
 #include "schedules/bound.hpp"
 #include "schedules/detail/generators.hpp"
+#include "schedules/detail/in_flight.hpp"
 #include "schedules/detail/search.hpp"
 #include "schedules/detail/zb_auto.hpp"
 #include "schedules/detail/zb_greedy.hpp"
@@ -308,11 +309,21 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
 
   std::vector<Seed> seeds = options.seeds ? make_seeds(skeleton, costs) : std::vector<Seed>{};
   for (const Seed& s : seeds) least = std::min(least, s.peak);
-  if (!(limit + limits::kMemEps >= least))
+  // The memory-minimal orders (detail/in_flight.hpp): F and fused BW with k micro-batches in
+  // flight hold k micro-batches' activations, where split B and W hold what W still needs too
+  // (B raises memory) and the heuristic's warm-up more; k = 1 holds the least any order can.
+  const double one = memory_lower_bound(skeleton, costs);
+  if (const int k = in_flight_within(limit, one); options.seeds && k >= 1 && k < p) {
+    Schedule s = in_flight_order(skeleton, costs, k);
+    const double peak = order_peak(s, costs);
+    seeds.push_back(Seed{fmt::format("in-flight-{}", k), std::move(s), Score{}, peak});
+  }
+  const double least_any = options.seeds ? std::min(least, one) : least;
+  if (!(limit + limits::kMemEps >= least_any))
     throw InfeasibleError(fmt::format(
         "{}: memory limit {:g} M_B is below the least that works, {:g} M_B (one micro-batch's "
         "activations on all stages of a device; devices={}, chunks={}, microbatches={})",
-        name, limit, least, p, v, skeleton.microbatches));
+        name, limit, least_any, p, v, skeleton.microbatches));
 
   // NOTE: no order of these tasks within the limit costs less than `floor_cost`, so a run that
   // meets it is optimal and the search stops there: the chains after the first that meets it
@@ -337,7 +348,9 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   const std::vector<ZbRules> variants =
       rule_variants(options.variants, options.variant_mask, !split_never_worse(costs));
   std::vector<Chain> chains;
-  for (std::size_t g = 0; g < problems.size(); ++g)
+  // below the heuristic's own least (its warm-up, or the W a B leaves) only the seeds fit
+  const std::size_t groups_run = limit + limits::kMemEps >= least ? problems.size() : 0;
+  for (std::size_t g = 0; g < groups_run; ++g)
     for (std::size_t r = 0; r < variants.size(); ++r)
       for (const ZbFlags& flags : zb_flag_combinations())
         chains.push_back(Chain{static_cast<int>(g), static_cast<int>(g * variants.size() + r),
@@ -538,7 +551,14 @@ Schedule generate(std::string_view name, const ScheduleSpec& spec, double limit)
   const int p = spec.devices, v = std::max(1, spec.chunks);
   const Schedule skeleton =
       make_pipeline(std::string(name), p, spec.microbatches, loop_placement(p, v));
-  return detail::zb_auto_search(name, skeleton, costs_of(spec), limit);
+  detail::ZbAutoReport report;
+  Schedule s = detail::zb_auto_search(name, skeleton, costs_of(spec), limit, {}, &report);
+  if (spec.notes != nullptr && report.winner.starts_with("seed:in-flight-"))
+    spec.notes->push_back(fmt::format(
+        "the best order within the limit runs F and fused BW with at most {} micro-batch{} in "
+        "flight (split B and W hold more: the W a B leaves, or the heuristic's warm-up)",
+        report.winner.substr(15), report.winner.substr(15) == "1" ? "" : "es"));
+  return s;
 }
 
 } // namespace

@@ -291,15 +291,21 @@ TEST_CASE("zb-v's default limit is ZB-H1's peak on the same costs", "[schedules]
 
 TEST_CASE("zb-v works down to one micro-batch's memory and names that limit below it",
           "[schedules][v-shape][zb-v]") {
-  // with M_W = 2 M_B the first backward raises memory: one chunk's activation plus the other's
-  // pending W, 0.5 + 1 = 1.5 M_B
+  // with M_W = 2 M_B a split backward raises memory: one chunk's activation plus the other's
+  // pending W, 0.5 + 1 = 1.5 M_B; F and fused BW one micro-batch at a time hold its two
+  // chunks' activations, 1 M_B
   const CostSpec costs = parse_costs("F=2,B=2,W=2,comm=0.5,MW=2");
   ScheduleSpec spec{.devices = 4, .microbatches = 8, .mem_limit = 1.5};
-  CHECK(metrics_of("zb-v", spec, costs).peak_memory <= 1.5 + 1e-9);
-  spec.mem_limit = 1.4;
+  const Metrics split = metrics_of("zb-v", spec, costs);
+  CHECK(split.peak_memory <= 1.5 + 1e-9);
+  spec.mem_limit = 1.0;
+  const Metrics fused = metrics_of("zb-v", spec, costs);
+  CHECK(fused.peak_memory <= 1.0 + 1e-9);
+  CHECK(fused.cost >= split.cost);
+  spec.mem_limit = 0.9;
   spec.costs = &costs;
   CHECK_THROWS_AS(make_schedule("zb-v", spec), InfeasibleError);
-  CHECK_THROWS_WITH(make_schedule("zb-v", spec), Catch::Contains("least that works, 1.5 M_B"));
+  CHECK_THROWS_WITH(make_schedule("zb-v", spec), Catch::Contains("least that works, 1 M_B"));
 }
 
 TEST_CASE("zb-v refuses costs whose sum would overflow its clock", "[schedules][v-shape][zb-v]") {
