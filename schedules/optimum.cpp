@@ -37,7 +37,7 @@ constexpr int kMaxMicrobatches = 12;
 // bounded by limits::kMaxTotalTicks (a quarter of the range) before the search starts.
 constexpr Ticks kNoCost = std::numeric_limits<Ticks>::max() / 2;
 
-enum Wait : signed char { kNone = -1, kF = 0, kB = 1 };
+enum Wait : signed char { kWaitNone = -1, kWaitF = 0, kWaitB = 1 };
 
 struct State {
   std::array<int, kMaxDevices> f{}, b{}, w{};
@@ -73,7 +73,7 @@ public:
   Optimum run(Ticks root_bound) {
     root_ = root_bound;
     State s;
-    s.waiting.fill(kNone);
+    s.waiting.fill(kWaitNone);
     if (root_ > 0 && root_ < best_) {
       // First look only for an order that meets the bound (it is often tight): every node
       // above it is cut. Failing that, search again with the incumbent as usual.
@@ -115,18 +115,18 @@ private:
   void place(State& s, int d, int kind, Ticks start) {
     const Ticks end = start + dur(d, kind);
     s.clock[ix(d)] = end;
-    s.waiting[ix(d)] = kNone;
+    s.waiting[ix(d)] = kWaitNone;
     if (kind == 0) {
       const int k = s.f[ix(d)]++;
       end_f(d, k) = end;
       order_[ix(d)].push_back(Task::make(Kind::F, d, k));
-      if (d + 1 < p_ && s.waiting[ix(d + 1)] == kF && s.f[ix(d + 1)] == k)
+      if (d + 1 < p_ && s.waiting[ix(d + 1)] == kWaitF && s.f[ix(d + 1)] == k)
         place(s, d + 1, 0, std::max(s.clock[ix(d + 1)], end + comm_));
     } else if (kind == 1) {
       const int k = s.b[ix(d)]++;
       end_b(d, k) = end;
       order_[ix(d)].push_back(Task::make(Kind::B, d, k));
-      if (d > 0 && s.waiting[ix(d - 1)] == kB && s.b[ix(d - 1)] == k)
+      if (d > 0 && s.waiting[ix(d - 1)] == kWaitB && s.b[ix(d - 1)] == k)
         place(s, d - 1, 1, std::max(s.clock[ix(d - 1)], end + comm_));
     } else {
       order_[ix(d)].push_back(Task::make(Kind::W, d, s.w[ix(d)]++));
@@ -138,13 +138,13 @@ private:
     const int k = kind == 0 ? s.f[ix(d)] : s.b[ix(d)];
     if (kind == 0 && d > 0) {
       if (s.f[ix(d - 1)] <= k) {
-        s.waiting[ix(d)] = kF;
+        s.waiting[ix(d)] = kWaitF;
         return;
       }
       place(s, d, 0, std::max(s.clock[ix(d)], end_f(d - 1, k) + comm_));
     } else if (kind == 1 && d + 1 < p_) {
       if (s.b[ix(d + 1)] <= k) {
-        s.waiting[ix(d)] = kB;
+        s.waiting[ix(d)] = kWaitB;
         return;
       }
       place(s, d, 1, std::max(s.clock[ix(d)], end_b(d + 1, k) + comm_));
@@ -250,7 +250,7 @@ private:
     for (int i = 0; i < p_; ++i) {
       if (finished(s, i)) continue;
       all_done = false;
-      if (s.waiting[ix(i)] != kNone) continue;
+      if (s.waiting[ix(i)] != kWaitNone) continue;
       if (d < 0 || s.clock[ix(i)] < s.clock[ix(d)]) d = i;
     }
     if (all_done) {
