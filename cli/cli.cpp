@@ -9,6 +9,7 @@
 #include "io/device_file.hpp"
 #include "io/model_file.hpp"
 #include "io/offload_text.hpp"
+#include "io/slicing_text.hpp"
 #include "sim/errors.hpp"
 #include "sim/iterations.hpp"
 #include "sim/limits.hpp"
@@ -63,6 +64,16 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-m,--microbatches", o.microbatches,
                  "micro-batches per iteration; required for a name");
   add_chunks_option(cmd, o.chunks, "stages per device (interleaved); default per schedule");
+  cmd.add_option("--slices", o.slices,
+                 "sequence slices per micro-batch (seq1f1b; default 1): F slice by slice, the "
+                 "backwards from the last slice down")
+      ->check(CLI::Range(1, limits::kMaxSlices));
+  cmd.add_option("--slicing", o.slicing,
+                 "how --slices cuts the sequence: even (default), balanced (equal F + B per "
+                 "slice under causal attention) or lengths L1,L2,...");
+  cmd.add_option("--attn-share", o.attn_share,
+                 "attention's share of F's time, which grows with a slice's context (default: "
+                 "the --model's at its sequence length, else 0)");
   add_cost_options(cmd, o);
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");
@@ -179,6 +190,8 @@ void add_model_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--recompute", o.recompute,
                  "with --model: none, selective, full, full:N (the first N layers of each stage), "
                  "one per stage (selective,none,full:2), or auto (per stage the cheapest that fits)");
+  cmd.add_option("--seq", o.seq,
+                 "with --model: tokens per sequence instead of the model's (long context: 32768)");
   cmd.add_option("--mem-capacity", o.mem_capacity,
                  "bytes per device (80GiB) for the out-of-memory check; default the device's");
 }
@@ -188,7 +201,7 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
     for (const auto& [flag, given] :
          {std::pair{"--device", !o.device.empty()}, {"--layout", !o.layout.empty()},
           {"--layers-per-stage", !o.layers_per_stage.empty()},
-          {"--recompute", !o.recompute.empty()}})
+          {"--recompute", !o.recompute.empty()}, {"--seq", !o.seq.empty()}})
       if (given) throw ConfigError(fmt::format("{} needs --model", flag));
     return std::nullopt;
   }
@@ -196,6 +209,8 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
     throw ConfigError("--model and --costs-file/--calibrate: give one source of costs");
   WorkloadSpec w;
   w.model = load_model(o.model);
+  if (!o.seq.empty())
+    w.model.seq = static_cast<int>(parse_integer(o.seq, "--seq", 1, limits::kMaxSeq));
   const std::string device = o.device.empty() ? "h100" : o.device;
   w.device = device == "cpu" ? measured_cpu_device(w.model) : load_device(device);
   w.layout = o.layout;
@@ -248,6 +263,9 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   if (!o.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.mem_capacity, "--mem-capacity");
   else if (rq.workload) rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
   rq.pytorch_notation = parse_pytorch_notation(o.pytorch_notation);
+  rq.slices = o.slices;
+  rq.slicing = parse_slicing(o.slicing);
+  if (!o.attn_share.empty()) rq.attention_share = parse_number(o.attn_share, "--attn-share");
   if (!o.jitter.empty() || !o.samples.empty()) {
     rq.jitter.cv = o.jitter.empty() ? 0.0 : parse_number(o.jitter, "--jitter");
     rq.jitter.samples = o.samples.empty() ? 100

@@ -58,6 +58,10 @@ struct RunOptions {
   std::string optimizer_step;  ///< --optimizer-step MS (decimal ms); empty = 0
   std::string sync{"allreduce"};  ///< --sync allreduce|post-validation
   std::string pytorch_notation{"new"};  ///< --pytorch-notation new|old, for a *.csv schedule
+  std::string seq;               ///< --seq N: the --model's sequence length, overridden
+  int slices{1};                 ///< --slices N (seq1f1b)
+  std::string slicing{"even"};   ///< --slicing even|balanced|L1,L2,...
+  std::string attn_share;        ///< --attn-share A; "" = the model's, else 0
   std::string jitter;                   ///< --jitter CV; empty = none
   std::string seed;                     ///< --seed N; empty = 1
   std::string samples;                  ///< --samples K; empty = 100 with --jitter, else none

@@ -104,6 +104,7 @@ BaselineCase parse_case_text(const std::string& text) {
   parser.add_option("-p,--stages", c.devices);
   parser.add_option("-m,--microbatches", c.microbatches);
   parser.add_option("-v,--chunks", c.chunks);
+  parser.add_option("--slices", c.slices);
   parser.add_option("--costs", c.costs);
   parser.add_option("--costs-file", c.costs_file);
   parser.add_option("--mem-limit", c.mem_limit);
@@ -118,7 +119,7 @@ BaselineCase parse_case_text(const std::string& text) {
     parser.parse(args);
   } catch (const CLI::ParseError& e) {
     throw ConfigError(fmt::format("--case '{}': {} (a case is simulate's -s, -p, -m, -v, "
-                                  "--costs, --costs-file, --mem-limit and --name)",
+                                  "--slices, --costs, --costs-file, --mem-limit and --name)",
                                   text, e.what()));
   }
   if (c.name.empty()) c.name = default_case_name(c);

@@ -6,6 +6,7 @@
 #include "io/schedule_file.hpp"
 #include "io/text_file.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -33,6 +34,7 @@ std::string default_case_name(const BaselineCase& c) {
   if (c.devices > 0) name += fmt::format(" p={}", c.devices);
   if (c.microbatches > 0) name += fmt::format(" m={}", c.microbatches);
   if (c.chunks > 0) name += fmt::format(" v={}", c.chunks);
+  if (c.slices > 1) name += fmt::format(" slices={}", c.slices);
   if (!c.mem_limit.empty()) name += " mem=" + c.mem_limit;
   if (!c.costs_file.empty()) name += " costs_file=" + c.costs_file;
   if (!c.costs.empty()) name += " costs=" + c.costs;
@@ -79,6 +81,12 @@ BaselineCase parse_case(const JsonReader& r, const json& j, const std::string& a
       {"p", false, "", integer(c.devices, 1)},
       {"m", false, "", integer(c.microbatches, 1)},
       {"v", false, "", integer(c.chunks, 0)},
+      {"slices", false, "",
+       [&](const json& v, const std::string& path) {
+         c.slices = r.integer(v, path, 1);
+         if (c.slices > limits::kMaxSlices)
+           r.fail(path, fmt::format("{} slices: at most {}", c.slices, limits::kMaxSlices));
+       }},
       {"costs", false, "", text(c.costs)},
       {"costs_file", false, "", text(c.costs_file, "empty file name")},
       {"mem_limit", false, "",
@@ -176,6 +184,7 @@ std::string baseline_json(const Baseline& b) {
     if (c.devices > 0) j["p"] = c.devices;
     if (c.microbatches > 0) j["m"] = c.microbatches;
     if (c.chunks > 0) j["v"] = c.chunks;
+    if (c.slices > 1) j["slices"] = c.slices;
     if (!c.costs.empty()) j["costs"] = c.costs;
     if (!c.costs_file.empty()) j["costs_file"] = c.costs_file;
     if (!c.mem_limit.empty()) j["mem_limit"] = c.mem_limit;

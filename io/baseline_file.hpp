@@ -18,6 +18,7 @@ struct BaselineCase {
   int devices{0};          ///< p; 0 only for a schedule file
   int microbatches{0};     ///< m; 0 only for a schedule file
   int chunks{0};           ///< v; 0 = the schedule's default
+  int slices{1};           ///< sequence slices per micro-batch (`--slices`, seq1f1b)
   std::string costs;       ///< `--costs` text, applied on top of costs_file
   std::string costs_file;  ///< a ppsim.costs/1 file relative to the baseline file
   std::string mem_limit;   ///< `--mem-limit` text (`2p`, `12`, `3GiB`); "" = none

@@ -20,7 +20,7 @@ using detail::JsonReader;
 
 constexpr int kMaxHidden = 1 << 20;
 constexpr int kMaxHeads = 1 << 14;
-constexpr int kMaxSeq = 1 << 22;
+using limits::kMaxSeq;
 constexpr int kMaxMicrobatchSize = 1 << 16;
 constexpr int kMaxVocab = 1 << 24;
 

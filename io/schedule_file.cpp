@@ -395,6 +395,10 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
        [&](const json& v, const std::string& at) {
          s.microbatches = r.integer(v, at, 0, kMaxMicrobatches);
        }},
+      {"slices", false, "",
+       [&](const json& v, const std::string& at) {
+         s.slices = r.integer(v, at, 1, limits::kMaxSlices);
+       }},
       {"placement", true, "missing (the device of each stage)",
        [&](const json& v, const std::string& at) {
          if (v.is_array() && v.size() > static_cast<std::size_t>(kMaxStages))
@@ -424,6 +428,10 @@ Schedule parse_schedule_json(std::string_view text, std::string_view where) {
              fmt::format("missing: needed when there are {} routes", s.routes.size()));
     s.microbatch_route.assign(ix(s.microbatches), 0);
   }
+  if (s.microbatches % s.slices != 0)
+    r.fail("/slices", fmt::format("microbatches={} is not a whole number of micro-batches of {} "
+                                  "slices",
+                                  s.microbatches, s.slices));
   if (static_cast<long long>(s.stages()) * s.microbatches > kMaxStageMicrobatches)
     r.fail("/microbatches", fmt::format("{} stages x {} micro-batches is too large to simulate "
                                         "(at most {})",
@@ -441,6 +449,7 @@ void write_schedule_json(std::ostream& out, const Schedule& s) {
   out << fmt::format("  \"name\": {},\n", json_string(s.name));
   out << fmt::format("  \"devices\": {},\n", s.devices);
   out << fmt::format("  \"microbatches\": {},\n", s.microbatches);
+  if (s.slices != 1) out << fmt::format("  \"slices\": {},\n", s.slices);
   out << fmt::format("  \"placement\": {},\n", int_list(s.stage_device));
   out << "  \"routes\": [";
   for (std::size_t r = 0; r < s.routes.size(); ++r)
@@ -471,6 +480,10 @@ void check_csv_expressible(const Schedule& s) {
     return ConfigError(fmt::format(
         "schedule '{}' cannot be written as a PyTorch CSV: {}", s.name, why));
   };
+  if (s.slices != 1)
+    throw refuse(fmt::format("its micro-batches are cut into {} sequence slices, which PyTorch's "
+                             "actions cannot name (write JSON)",
+                             s.slices));
   // PyTorch sends the output of stage i to stage i+1 for every micro-batch: one route 0..S-1.
   if (s.routes.size() != 1)
     throw refuse(fmt::format(

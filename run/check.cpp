@@ -43,6 +43,7 @@ RunRequest case_request(const std::string& file, const BaselineCase& c) {
   if (c.devices > 0) rq.devices = c.devices;
   if (c.microbatches > 0) rq.microbatches = c.microbatches;
   rq.chunks = c.chunks;
+  rq.slices = c.slices;
   if (!c.costs_file.empty()) rq.costs = load_cost_file(beside(file, c.costs_file));
   if (!c.costs.empty()) apply_costs(rq.costs, c.costs);
   rq.mem_limit = parse_mem_limit(c.mem_limit);

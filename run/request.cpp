@@ -7,6 +7,7 @@
 #include "run/recompute.hpp"
 #include "io/text_parse.hpp"
 #include "run/offload.hpp"
+#include "run/slicing.hpp"
 #include "schedules/bound.hpp"
 #include "schedules/registry.hpp"
 #include "sim/cost_model.hpp"
@@ -94,11 +95,31 @@ double mem_limit_units(const MemLimit& limit, int devices, const CostSpec& costs
   return -1;
 }
 
+// The slices' shares of a request's costs for `slices` slices (none for 1).
+void apply_slicing(CostSpec& costs, const RunRequest& rq, int slices) {
+  costs.slices.clear();
+  if (slices < 1 || slices > limits::kMaxSlices)
+    throw ConfigError(fmt::format("--slices {}: must be in 1..{}", slices, limits::kMaxSlices));
+  if (slices == 1) return;
+  const double attention = rq.attention_share ? *rq.attention_share
+                           : rq.workload      ? attention_share(rq.workload->model)
+                                              : 0.0;
+  if (rq.workload && (!rq.workload->recompute.empty() || rq.workload->recompute_auto))
+    throw ConfigError(fmt::format("--slices {} with a --recompute per stage (or auto) is not "
+                                  "modelled: give one choice for every stage",
+                                  slices));
+  const double scores = rq.workload ? scores_share(rq.workload->model) : 0.0;
+  costs.slices = slice_costs(slice_lengths(rq.slicing, slices, attention), attention, scores);
+}
+
 CostSpec request_costs(const RunRequest& rq, int devices) {
-  if (!rq.workload) return rq.costs;
-  CostSpec costs = workload_costs(*rq.workload, devices, rq.chunks).costs;
-  if (!rq.cost_overrides.empty()) apply_costs(costs, rq.cost_overrides);
-  costs.slow = rq.costs.slow;
+  CostSpec costs = rq.costs;
+  if (rq.workload) {
+    costs = workload_costs(*rq.workload, devices, rq.chunks).costs;
+    if (!rq.cost_overrides.empty()) apply_costs(costs, rq.cost_overrides);
+    costs.slow = rq.costs.slow;
+  }
+  apply_slicing(costs, rq, rq.slices);
   return costs;
 }
 
@@ -119,6 +140,7 @@ CostSpec planning_costs(const CostSpec& costs, const CommOptions& comm, const Sc
       sends_back[static_cast<std::size_t>(b)] = 1;
     }
   CostSpec out;
+  out.slices = costs.slices;
   out.stages = model.stage;  // per virtual stage, chunks and slow devices applied
   out.memory_unit_bytes = costs.memory_unit_bytes;
   out.source = costs.source;
@@ -166,6 +188,7 @@ ScheduleSpec spec_of(const RunRequest& rq, double mem_limit, const CostSpec& cos
   spec.devices = *rq.devices;
   spec.microbatches = *rq.microbatches;
   spec.chunks = rq.chunks;
+  spec.slices = rq.slices;
   spec.mem_limit = mem_limit;
   spec.costs = &costs;
   spec.notes = notes;
@@ -211,8 +234,14 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
   ResolvedRequest r;
   const bool file = is_schedule_file(rq.schedule);
   if (file) r.schedule = load_schedule_file(rq.schedule, rq.pytorch_notation);
+  if (file && rq.slices > 1 && rq.slices != r.schedule.slices)
+    throw ConfigError(fmt::format("--slices {}: the schedule file {} has {} slice{} per "
+                                  "micro-batch",
+                                  rq.slices, excerpt(rq.schedule), r.schedule.slices,
+                                  r.schedule.slices == 1 ? "" : "s"));
   const int devices = file ? r.schedule.devices : rq.devices.value_or(0);
   r.costs = request_costs(rq, std::max(1, devices));
+  if (file) apply_slicing(r.costs, rq, r.schedule.slices);
   r.mem_limit = mem_limit_units(rq.mem_limit, devices, r.costs);
   if (file) return r;
   r.info = find_schedule(rq.schedule);

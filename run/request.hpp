@@ -7,6 +7,7 @@
 #include "io/mem_limit_text.hpp"
 #include "io/offload_text.hpp"
 #include "io/schedule_file.hpp"
+#include "io/slicing_text.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
 #include "sim/iterations.hpp"
@@ -46,6 +47,11 @@ struct RunRequest {
   /// its own default cut to the room mem_capacity_bytes leaves. 0 = not asked.
   double fill_capacity_bytes{0};
   PytorchNotation pytorch_notation{PytorchNotation::current};  ///< how a *.csv file is read
+  /// Sequence slices per micro-batch (--slices; seq1f1b), how they are cut (--slicing) and
+  /// attention's share of F (--attn-share; else the workload model's, else 0).
+  int slices{1};
+  SlicingSpec slicing;
+  std::optional<double> attention_share;
 };
 
 /// The error of a schedule name that is no schedule: `WHERE: unknown schedule 'x' (did you
@@ -63,7 +69,8 @@ void check_command_work(double tasks, std::string_view what, std::string_view ho
                         std::string_view advice);
 
 /// The costs of a request for `devices` devices: the workload's (then `cost_overrides`), or
-/// `costs` as given. The one place a request's costs are assembled.
+/// `costs` as given, with the slices' shares when it asks for slices (run/slicing.hpp). The one
+/// place a request's costs are assembled.
 [[nodiscard]] CostSpec request_costs(const RunRequest& request, int devices);
 
 /// The data-parallel synchronisation of a request: with a workload of `--dp N` (N > 1), per

@@ -2,6 +2,7 @@
 #include "schedules/detail/generators.hpp"
 #include "schedules/detail/one_f_one_b.hpp"
 #include "sim/errors.hpp"
+#include "sim/limits.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -60,6 +61,49 @@ Schedule make_1f1b(const ScheduleSpec& spec) {
                            {.warmup = [](int p, int d) { return p - d; },
                             .w_delay = [](int, int) { return 0; },
                             .split = false});
+}
+
+void check_seq1f1b(std::string_view name, const ScheduleSpec& spec) {
+  require_single_chunk_shape(name, spec);
+  if (spec.slices < 1 || spec.slices > limits::kMaxSlices)
+    throw ConfigError(fmt::format("{}: needs 1 <= slices <= {} (got slices={})", name,
+                                  limits::kMaxSlices, spec.slices));
+  if (static_cast<long long>(spec.microbatches) * spec.slices > limits::kMaxMicrobatches)
+    throw ConfigError(fmt::format("{}: microbatches={} x slices={} is over {} micro-batch slices",
+                                  name, spec.microbatches, spec.slices,
+                                  limits::kMaxMicrobatches));
+}
+
+// Seq1F1B (Sun et al., NAACL 2025), 1F1B over sequence slices, p = 4, m = 2, 2 slices (a.b is
+// micro-batch a's slice b, X the fused backward):
+//   rank0: F0.0 F0.1 F1.0 F1.1 X0.1 X0.0 X1.1 X1.0
+//   rank1: F0.0 F0.1 F1.0 F1.1 X0.1 X0.0 X1.1 X1.0
+//   rank2: F0.0 F0.1 F1.0 X0.1 F1.1 X0.0 X1.1 X1.0
+//   rank3: F0.0 F0.1 X0.1 F1.0 X0.0 F1.1 X1.1 X1.0
+// Device d runs min(p - d - 2 + s, m s) slices' F first (1F1B's p - d - 1 plus the slices after
+// the first: a micro-batch's backward starts at its last slice), then one F and one backward,
+// the backwards of a micro-batch from its last slice down, then the rest of the backwards. The
+// order of the zero-bubble authors' seq1f1b.py (main branch), written anew.
+Schedule make_seq1f1b(const ScheduleSpec& spec) {
+  check_seq1f1b("seq1f1b", spec);
+  const int p = spec.devices, m = spec.microbatches, k = spec.slices;
+  const int units = m * k;
+  Schedule s = make_pipeline("seq1f1b", p, units, loop_placement(p, 1));
+  s.slices = k;
+  // the i-th backward of a device: micro-batch i / k, its slices from the last
+  const auto backward = [k](int i) { return (i / k) * k + (k - 1 - i % k); };
+  for (int d = 0; d < p; ++d) {
+    auto& out = s.order[static_cast<std::size_t>(d)];
+    out.reserve(2 * static_cast<std::size_t>(units));
+    const int warmup = std::min(p - d - 2 + k, units);
+    for (int i = 0; i < warmup; ++i) out.push_back(Task::make(Kind::F, d, i));
+    for (int i = 0; i < units - warmup; ++i) {
+      out.push_back(Task::make(Kind::F, d, warmup + i));
+      out.push_back(Task::make(Kind::BW, d, backward(i)));
+    }
+    for (int i = units - warmup; i < units; ++i) out.push_back(Task::make(Kind::BW, d, backward(i)));
+  }
+  return s;
 }
 
 } // namespace ppsim

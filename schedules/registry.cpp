@@ -22,6 +22,10 @@ std::span<const ScheduleInfo> schedule_registry() {
        "warm-up p-1-d F, then one F one BW, then cool-down (PipeDream-flush)",
        "Narayanan et al., PipeDream-2BW / Megatron-LM 2021", &require_single_chunk_shape, &make_1f1b, nullptr,
        "Schedule1F1B", "the order its runtime executes; PyTorch needs m >= p"},
+      {"seq1f1b", {}, "m >= 1; --slices N (1..64)",
+       "1F1B over sequence slices: a micro-batch's F slice by slice, its fused backwards from the "
+       "last slice down (long context)",
+       "Sun et al., Seq1F1B, NAACL 2025", &check_seq1f1b, &make_seq1f1b, nullptr},
       {"interleaved-1f1b", {"1f1b-i"}, "m % p == 0 for v >= 2 (v = chunks, default 2)",
        "Megatron's virtual pipeline: v chunks per device in a loop, 1F1B over them",
        "Narayanan et al., Efficient Large-Scale Language Model Training, SC 2021",
@@ -155,6 +159,9 @@ Schedule make_schedule(std::string_view name, const ScheduleSpec& spec) {
   if (info == nullptr)
     throw ConfigError(
         fmt::format("unknown schedule '{}' (valid: {})", name, schedule_names()));
+  if (spec.slices != 1 && info->make != &make_seq1f1b)
+    throw ConfigError(fmt::format("{}: sequence slices (--slices {}) are for seq1f1b only",
+                                  info->name, spec.slices));
   return info->make(spec);
 }
 

@@ -19,6 +19,9 @@ struct ScheduleSpec {
   int devices{0};       ///< p, pipeline ranks
   int microbatches{0};  ///< m
   int chunks{0};        ///< v, stages per device; 0 = the schedule's default
+  /// Sequence slices per micro-batch (Seq1F1B): the schedule then has m x slices micro-batch
+  /// indices, u being slice u % slices of micro-batch u / slices. Only seq1f1b takes more than 1.
+  int slices{1};
   double mem_limit{-1};  ///< activation memory limit per device in M_B units; < 0 = default
   const CostSpec* costs{nullptr};  ///< for cost-aware generators; null = unit costs
   /// Where a generator says what the run's reader should know (a search that ended at its work

@@ -71,6 +71,7 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
   model.comm = spec.comm;
   model.memory_unit_bytes = spec.memory_unit_bytes;
   model.source = spec.source;
+  model.slices = spec.slices;
   model.stage.resize(as_index(S));
   const std::vector<double> slow = device_factors(spec, p);
   for (int s = 0; s < S; ++s) {
@@ -108,6 +109,23 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
 
 Ticks CostModel::duration(const Task& task) const {
   const auto& s = stage[as_index(task.stage)];
+  if (!slices.empty() && task.kind != Kind::FB) {
+    const SliceCosts& c = slices[slice_index(task.microbatch)];
+    const auto share = [](Ticks t, double f) {
+      return static_cast<Ticks>(std::llround(static_cast<double>(t) * f));
+    };
+    switch (task.kind) {
+    case Kind::F: return share(s.F, c.F);
+    case Kind::B: return share(s.B, c.B);
+    case Kind::W: return share(s.W, c.W);
+    case Kind::BW: {  // the slice's B and W shares, weighted by the parts' times
+      const double parts = static_cast<double>(s.B) + static_cast<double>(s.W);
+      return share(s.BW, parts > 0 ? (c.B * static_cast<double>(s.B) + c.W * static_cast<double>(s.W)) / parts
+                                   : c.B);
+    }
+    case Kind::FB: break;
+    }
+  }
   switch (task.kind) {
   case Kind::F: return s.F;
   case Kind::B: return s.B;
@@ -125,7 +143,12 @@ Ticks CostModel::duration(const Task& task) const {
 Ticks CostModel::recompute_part(const Task& task) const {
   switch (task.kind) {
   case Kind::B:
-  case Kind::BW: return stage[as_index(task.stage)].R;
+  case Kind::BW: {
+    const Ticks r = stage[as_index(task.stage)].R;
+    if (slices.empty() || r == 0) return r;
+    const double f = slices[slice_index(task.microbatch)].F;
+    return std::min(duration(task), static_cast<Ticks>(std::llround(static_cast<double>(r) * f)));
+  }
   case Kind::FB: return stage[as_index(task.stage2)].R;
   case Kind::F:
   case Kind::W: return 0;
@@ -140,6 +163,20 @@ double CostModel::memory_delta(Kind kind, int s) const {
   case Kind::B: return -(c.MB - c.MW);
   case Kind::W: return -c.MW;
   case Kind::BW: return -c.MB;
+  case Kind::FB: return 0.0;  // handled part by part
+  }
+  return 0.0;
+}
+
+double CostModel::memory_delta(Kind kind, int s, int microbatch) const {
+  if (slices.empty()) return memory_delta(kind, s);
+  const auto& c = stage[as_index(s)];
+  const SliceCosts& x = slices[slice_index(microbatch)];
+  switch (kind) {
+  case Kind::F: return c.MB * x.MB;
+  case Kind::B: return -(c.MB * x.MB - c.MW * x.MW);
+  case Kind::W: return -c.MW * x.MW;
+  case Kind::BW: return -c.MB * x.MB;
   case Kind::FB: return 0.0;  // handled part by part
   }
   return 0.0;

@@ -47,6 +47,20 @@ struct SlowDevice {
   friend bool operator==(const SlowDevice&, const SlowDevice&) = default;
 };
 
+/// One sequence slice of a micro-batch (Seq1F1B): its times and memory as fractions of the whole
+/// micro-batch's (run/slicing.hpp derives them from the slice lengths and attention's share).
+struct SliceCosts {
+  double F{1.0};
+  double B{1.0};
+  double W{1.0};
+  /// Of M_B: the activations (K/V included) scale with its tokens, attention scores kept for the
+  /// backward with its rows times the context they see.
+  double MB{1.0};
+  double MW{1.0};  ///< of M_W: W's GEMM inputs and gradients, by its tokens
+
+  friend bool operator==(const SliceCosts&, const SliceCosts&) = default;
+};
+
 /// Costs as the user gives them: one entry for every device-stage, one per device-stage (the
 /// model cut into `devices` pieces), or one per virtual stage of the schedule.
 ///
@@ -62,6 +76,9 @@ struct CostSpec {
   std::string source{"default"};  ///< where the numbers came from, for reports
   /// Slow devices (each at most once); cost_model_for() scales the stages they hold.
   std::vector<SlowDevice> slow;
+  /// Sequence slices: empty, or one entry per slice, a schedule's micro-batch u then being slice
+  /// u % slices of micro-batch u / slices (Schedule::slices).
+  std::vector<SliceCosts> slices;
 
   friend bool operator==(const CostSpec&, const CostSpec&) = default;
 };
@@ -72,14 +89,25 @@ struct CostModel {
   Ticks comm{0};
   double memory_unit_bytes{0.0};
   std::string source;
+  std::vector<SliceCosts> slices;  ///< as CostSpec::slices
 
-  /// Duration of a task; an FB costs its stage's FB, or the sum of its two parts.
+  /// Duration of a task; an FB costs its stage's FB, or the sum of its two parts. With slices,
+  /// F, B, W and BW take their slice's share (rounded to the nanosecond).
   [[nodiscard]] Ticks duration(const Task& task) const;
   /// Of a task's duration, the recomputed forward its backward half starts with (StageCosts::R
-  /// of a B or BW, or of an FB's backward half); 0 for the others.
+  /// of a B or BW, or of an FB's backward half; a slice's share of it as of its F, at most the
+  /// task's duration); 0 for the others.
   [[nodiscard]] Ticks recompute_part(const Task& task) const;
-  /// Memory change of one part (F, B, W or BW) in M_B units.
+  /// Memory change of one part (F, B, W or BW) in M_B units, of a whole micro-batch.
   [[nodiscard]] double memory_delta(Kind kind, int stage) const;
+  /// The same for micro-batch `microbatch` of a schedule: its slice's shares of M_B and M_W
+  /// when sliced.
+  [[nodiscard]] double memory_delta(Kind kind, int s, int microbatch) const;
+
+private:
+  [[nodiscard]] std::size_t slice_index(int microbatch) const {
+    return static_cast<std::size_t>(microbatch) % slices.size();
+  }
 };
 
 /// Which of `pieces` cost entries a virtual stage of `schedule` takes (`topo` is its topology):

@@ -15,6 +15,10 @@ inline constexpr int kMaxLayers = 4096;
 /// lower bound's and the branch and bound's), M_B units.
 inline constexpr double kMemEps = 1e-9;
 inline constexpr int kMaxMicrobatches = 1'000'000;
+/// Sequence slices per micro-batch (Seq1F1B: --slices).
+inline constexpr int kMaxSlices = 64;
+/// Tokens per sequence of a model (a model file's seq, --seq).
+inline constexpr int kMaxSeq = 1 << 22;
 /// Stages x micro-batches of one schedule (each holds up to three parts: F, B, W). The
 /// simulator's tables are proportional to it: at this limit a run needs about 1.5 GB (a V or
 /// two-replica schedule, with two stages per device, up to twice that).

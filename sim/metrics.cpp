@@ -21,8 +21,8 @@ struct Deltas {
 
 Deltas task_deltas(const Task& t, const CostModel& costs) {
   Deltas d;
-  for_each_half(t, [&](Kind kind, int stage, int) {
-    const double x = costs.memory_delta(kind, stage);
+  for_each_half(t, [&](Kind kind, int stage, int mb) {
+    const double x = costs.memory_delta(kind, stage, mb);
     (x > 0 ? d.up : d.down) += x;
   });
   return d;

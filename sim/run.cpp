@@ -30,10 +30,19 @@ Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& co
       {"devices", fmt::format("{}", schedule.devices)},
       {"stages", fmt::format("{}", schedule.stages())},
       {"chunks", fmt::format("{}", schedule.chunks())},
-      {"microbatches", fmt::format("{}", schedule.microbatches)},
+      {"microbatches", fmt::format("{}", schedule.microbatches / std::max(1, schedule.slices))},
       {"placement", placement_name(schedule)},
       {"costs", costs.source},
   };
+  if (schedule.slices > 1) {
+    // the slices' lengths: each one's tokens share, as its W (pure GEMMs) shows them
+    std::string lengths;
+    for (const SliceCosts& c : costs.slices)
+      lengths += fmt::format("{}{:.3g}", lengths.empty() ? "" : ", ", c.W);
+    run.parameters.insert(run.parameters.begin() + 5,
+                          {"slices", fmt::format("{} per micro-batch (lengths {})",
+                                                 schedule.slices, lengths)});
+  }
   if (comm.requested()) run.parameters.emplace_back("comm", describe(comm));
   if (!costs.slow.empty()) {
     std::string slow;

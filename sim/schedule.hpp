@@ -18,7 +18,12 @@ namespace ppsim {
 struct Schedule {
   std::string name;
   int devices{0};
-  int microbatches{0};
+  int microbatches{0};  ///< micro-batch indices of the tasks (with slices: m x slices)
+  /// Sequence slices per micro-batch (Seq1F1B): the tasks' micro-batch u is slice u % slices of
+  /// micro-batch u / slices. On a stage a micro-batch's F run in slice order and its backwards
+  /// (B or BW) in reverse: a slice's attention reads the earlier slices' K/V, so their gradients
+  /// come from the later slices' backwards. 1 = not sliced.
+  int slices{1};
   std::vector<int> stage_device;         ///< placement: stage -> device
   std::vector<std::vector<int>> routes;  ///< each route: the stages in the order data flows
   std::vector<int> microbatch_route;     ///< route index of each micro-batch

@@ -728,9 +728,19 @@ void Simulator::run(const Schedule& schedule, const CostModel& costs, const SimO
                          options.barrier_gate.empty() && options.barrier_delay.empty());
   const bool sends = options.comm.mode == CommMode::Blocking ||
                      options.comm.link.contention != Contention::None;
-  const bool durations = !options.durations.empty();
   const bool copies = options.offload.any();
   const SimOptions* opt = &options;
+  // Sliced micro-batches (Seq1F1B) differ in their times: each run takes its slice's, through
+  // the per-run durations (the plain engine times a stage's tasks alike).
+  SimOptions sliced;
+  if (!costs.slices.empty() && options.durations.empty()) {
+    sliced = options;
+    sliced.durations.reserve(schedule.task_count());
+    for (const auto& row : schedule.order)
+      for (const Task& t : row) sliced.durations.push_back(costs.duration(t));
+    opt = &sliced;
+  }
+  const bool durations = !opt->durations.empty();
   // Every end time is a chain of distinct runs, each adding its duration and at most one
   // message, pause or barrier delay: their sum is bounded before anything is timed, so that
   // what is over it is bad input named with its sum (the checked additions in the engine stay
@@ -740,7 +750,7 @@ void Simulator::run(const Schedule& schedule, const CostModel& costs, const SimO
     std::size_t tasks = 0;
     for (const auto& row : schedule.order) tasks += row.size();
     if (durations) {
-      for (const Ticks t : options.durations) total += static_cast<long double>(t);
+      for (const Ticks t : opt->durations) total += static_cast<long double>(t);
     } else {
       for (const auto& row : schedule.order)
         for (const Task& t : row) total += static_cast<long double>(costs.duration(t));

@@ -4,6 +4,7 @@
 #include "sim/dependencies.hpp"
 #include "sim/errors.hpp"
 #include "sim/index.hpp"
+#include "sim/limits.hpp"
 
 #include <fmt/format.h>
 #include <optional>
@@ -125,6 +126,13 @@ bool check_structure(const Schedule& s, Collector& out) {
     add([&] {
       return fmt::format("has {} micro-batch routes for microbatches={}",
                          s.microbatch_route.size(), s.microbatches);
+    });
+  if (s.slices < 1 || s.slices > limits::kMaxSlices)
+    add([&] { return fmt::format("slices={}: must be in 1..{}", s.slices, limits::kMaxSlices); });
+  else if (s.microbatches % s.slices != 0)
+    add([&] {
+      return fmt::format("microbatches={} is not a whole number of micro-batches of {} slices",
+                         s.microbatches, s.slices);
     });
   for (std::size_t j = 0; j < s.microbatch_route.size(); ++j)
     if (s.microbatch_route[j] < 0 || s.microbatch_route[j] >= static_cast<int>(s.routes.size()))
@@ -311,6 +319,41 @@ Violations validate(const Schedule& s, std::size_t describe) {
         }
       });
     }
+  }
+
+  // Pass 4, sequence slices: on a stage a micro-batch's F run in slice order, its backwards (B
+  // or BW) from the last slice down (their K/V gradients come from the later slices).
+  if (s.slices > 1) {
+    const int k = s.slices;
+    const auto sl = [&](int mb) { return fmt::format("micro-batch {}'s slice {}", mb / k, mb % k); };
+    std::vector<int> forwards(ix(S) * ix(M / k), 0), backwards(ix(S) * ix(M / k), 0);
+    for (std::size_t d = 0; d < s.order.size(); ++d)
+      for (std::size_t i = 0; i < s.order[d].size(); ++i) {
+        if (!cell_ok[d][i]) continue;
+        const Task& t = s.order[d][i];
+        if (t.kind == Kind::FB) {
+          out.add(Slot{static_cast<int>(d), static_cast<int>(i)}, [&] {
+            return fmt::format("{}: an overlapped F&B cell of sequence slices is not modelled "
+                               "(give its F and backward as two cells)",
+                               text(t));
+          });
+        }
+        for_each_half(t, [&](Kind kind, int stage, int mb) {
+          if (kind == Kind::W) return;
+          const bool f = kind == Kind::F;
+          int& seen = (f ? forwards : backwards)[ix(stage) * ix(M / k) + ix(mb / k)];
+          const int want = f ? seen : k - 1 - seen;
+          if (mb % k != want)
+            out.add(Slot{static_cast<int>(d), static_cast<int>(i)}, [&] {
+              return fmt::format("{}: {} of {} on stage {} comes where {} belongs (a "
+                                 "micro-batch's F run in slice order, its backwards from the "
+                                 "last slice down)",
+                                 text(t), f ? "the F" : "the backward", sl(mb), stage,
+                                 sl(mb / k * k + want));
+            });
+          ++seen;
+        });
+      }
   }
   return result;
 }

@@ -68,7 +68,8 @@ ojson to_json(const Run& run) {
   j["devices"] = s.devices;
   j["stages"] = s.stages();
   j["chunks"] = s.chunks();
-  j["microbatches"] = s.microbatches / K;
+  j["microbatches"] = s.microbatches / K / std::max(1, s.slices);
+  if (s.slices > 1) j["slices"] = s.slices;
   j["placement"] = placement_name(s);
   j["tasks"] = s.task_count() / static_cast<std::size_t>(K);
   j["makespan_ms"] = ticks_to_ms(m.makespan);
@@ -339,7 +340,8 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
     const Metrics& m = r.metrics;
     out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                        r.schedule.name, r.schedule.devices,
-                       r.schedule.microbatches / iteration_count(r), r.schedule.chunks(),
+                       r.schedule.microbatches / iteration_count(r) / std::max(1, r.schedule.slices),
+                       r.schedule.chunks(),
                        human_ms(m.makespan), human_ms(m.cost), human_ms(m.ideal),
                        human_percent(m.bubble_rate), human_percent(m.bubble_over_ideal),
                        human_percent(m.idle_fraction), memory(m.peak_memory));

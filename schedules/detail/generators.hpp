@@ -10,6 +10,7 @@ namespace ppsim {
 
 [[nodiscard]] Schedule make_gpipe(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_1f1b(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_seq1f1b(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_h1(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_h2(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_auto(const ScheduleSpec& spec);
@@ -46,6 +47,7 @@ void check_chunk_count(std::string_view name, const ScheduleSpec& spec, int v);
 
 // Shape checks: each throws ConfigError naming the values (`NAME: needs ... (got ...)`).
 void check_zb_h2(std::string_view name, const ScheduleSpec& spec);         // m >= 2p
+void check_seq1f1b(std::string_view name, const ScheduleSpec& spec);  // 1 <= slices <= 64
 void check_zb_auto(std::string_view name, const ScheduleSpec& spec);       // chunks <= 64
 void check_interleaved(std::string_view name, const ScheduleSpec& spec);   // v chunks, m % p
 void check_looped_bfs(std::string_view name, const ScheduleSpec& spec);

@@ -1,0 +1,244 @@
+// Tests of sequence slices (Seq1F1B): the order against the zero-bubble authors' seq1f1b.py, the
+// slices' costs and lengths, the slice order the validator enforces, and runs by hand.
+#include "io/cost_file.hpp"
+#include "io/device_file.hpp"
+#include "io/model_file.hpp"
+#include "run/recompute.hpp"
+#include "run/transformer.hpp"
+#include "io/schedule_file.hpp"
+#include "io/slicing_text.hpp"
+#include "run/request.hpp"
+#include "run/slicing.hpp"
+#include "schedules/registry.hpp"
+#include "sim/errors.hpp"
+#include "sim/metrics.hpp"
+#include "sim/run.hpp"
+#include "sim/validate.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ppsim;
+
+namespace {
+
+// One device's order as the authors' script prints it: `F0.1 BW0.1 ...` (micro-batch.slice).
+std::vector<Task> seq_row(const std::string& text, int stage, int slices) {
+  std::vector<Task> out;
+  std::istringstream in(text);
+  for (std::string cell; in >> cell;) {
+    const bool f = cell[0] == 'F';
+    const std::string rest = cell.substr(f ? 1 : 2);
+    const auto dot = rest.find('.');
+    const int mb = std::stoi(rest.substr(0, dot)), sl = std::stoi(rest.substr(dot + 1));
+    out.push_back(Task::make(f ? Kind::F : Kind::BW, stage, mb * slices + sl));
+  }
+  return out;
+}
+
+Run sliced_run(const std::string& schedule, int p, int m, int slices, const std::string& costs,
+               const std::string& slicing = "even", double attention = 0) {
+  RunRequest rq;
+  rq.schedule = schedule;
+  rq.devices = p;
+  rq.microbatches = m;
+  rq.costs = parse_costs(costs);
+  rq.slices = slices;
+  rq.slicing = parse_slicing(slicing);
+  rq.attention_share = attention;
+  return run_request(rq);
+}
+
+} // namespace
+
+TEST_CASE("seq1f1b is the zero-bubble authors' Seq1F1B order", "[schedules][seq1f1b]") {
+  // The authors' scheduler/seq1f1b.py (main branch), run on each (p, m, slices) with its
+  // imports stubbed; one line per stage.
+  struct Case {
+    int p, m, k;
+    std::vector<std::string> rows;
+  };
+  const std::vector<Case> cases{
+      {4, 2, 2,
+       {"F0.0 F0.1 F1.0 F1.1 BW0.1 BW0.0 BW1.1 BW1.0", "F0.0 F0.1 F1.0 F1.1 BW0.1 BW0.0 BW1.1 BW1.0",
+        "F0.0 F0.1 F1.0 BW0.1 F1.1 BW0.0 BW1.1 BW1.0", "F0.0 F0.1 BW0.1 F1.0 BW0.0 F1.1 BW1.1 BW1.0"}},
+      {4, 4, 2,
+       {"F0.0 F0.1 F1.0 F1.1 F2.0 BW0.1 F2.1 BW0.0 F3.0 BW1.1 F3.1 BW1.0 BW2.1 BW2.0 BW3.1 BW3.0",
+        "F0.0 F0.1 F1.0 F1.1 BW0.1 F2.0 BW0.0 F2.1 BW1.1 F3.0 BW1.0 F3.1 BW2.1 BW2.0 BW3.1 BW3.0",
+        "F0.0 F0.1 F1.0 BW0.1 F1.1 BW0.0 F2.0 BW1.1 F2.1 BW1.0 F3.0 BW2.1 F3.1 BW2.0 BW3.1 BW3.0",
+        "F0.0 F0.1 BW0.1 F1.0 BW0.0 F1.1 BW1.1 F2.0 BW1.0 F2.1 BW2.1 F3.0 BW2.0 F3.1 BW3.1 BW3.0"}},
+      {2, 3, 4,
+       {"F0.0 F0.1 F0.2 F0.3 F1.0 BW0.3 F1.1 BW0.2 F1.2 BW0.1 F1.3 BW0.0 F2.0 BW1.3 F2.1 BW1.2 "
+        "F2.2 BW1.1 F2.3 BW1.0 BW2.3 BW2.2 BW2.1 BW2.0",
+        "F0.0 F0.1 F0.2 F0.3 BW0.3 F1.0 BW0.2 F1.1 BW0.1 F1.2 BW0.0 F1.3 BW1.3 F2.0 BW1.2 F2.1 "
+        "BW1.1 F2.2 BW1.0 F2.3 BW2.3 BW2.2 BW2.1 BW2.0"}},
+      {3, 2, 3,
+       {"F0.0 F0.1 F0.2 F1.0 F1.1 BW0.2 F1.2 BW0.1 BW0.0 BW1.2 BW1.1 BW1.0",
+        "F0.0 F0.1 F0.2 F1.0 BW0.2 F1.1 BW0.1 F1.2 BW0.0 BW1.2 BW1.1 BW1.0",
+        "F0.0 F0.1 F0.2 BW0.2 F1.0 BW0.1 F1.1 BW0.0 F1.2 BW1.2 BW1.1 BW1.0"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.p, c.m, c.k);
+    const Schedule s =
+        make_schedule("seq1f1b", {.devices = c.p, .microbatches = c.m, .slices = c.k});
+    CHECK(s.slices == c.k);
+    CHECK(s.microbatches == c.m * c.k);
+    REQUIRE(validate(s).empty());
+    for (int d = 0; d < c.p; ++d) CHECK(s.order[static_cast<std::size_t>(d)] == seq_row(c.rows[static_cast<std::size_t>(d)], d, c.k));
+  }
+  // one slice is 1F1B exactly
+  const Schedule one = make_schedule("seq1f1b", {.devices = 4, .microbatches = 8, .slices = 1});
+  CHECK(one.order == make_schedule("1f1b", {.devices = 4, .microbatches = 8}).order);
+}
+
+TEST_CASE("seq1f1b by hand: 2 stages, 2 micro-batches, 2 equal slices", "[schedules][seq1f1b]") {
+  // F = 1, B = W = 1 a micro-batch: a slice's F 0.5 ms, its fused backward 1 ms. Stage 1 runs
+  // F0.0, then one F one backward: its BW0.1 ends at 2.5, stage 0's at 3.5; F1.1 of stage 0
+  // at 3.5..4, its BW0.0 4..5; stage 1's BW1.1 4.5..5.5, BW1.0 5.5..6.5; stage 0's BW1.1
+  // 5.5..6.5 and BW1.0 6.5..7.5: cost 7.5 ms. 1F1B: 9 ms. Stage 0 holds at most three half
+  // micro-batches (1.5 M_B), 1F1B two whole ones.
+  const Run sliced = sliced_run("seq1f1b", 2, 2, 2, "F=1,B=1,W=1");
+  CHECK(sliced.metrics.cost == Ticks{7'500'000});
+  CHECK(sliced.metrics.peak_memory == 1.5);
+  const Run whole = sliced_run("1f1b", 2, 2, 1, "F=1,B=1,W=1");
+  CHECK(whole.metrics.cost == Ticks{9'000'000});
+  CHECK(whole.metrics.peak_memory == 2.0);
+  // every slice's work is in the run: the busy time is the micro-batches'
+  CHECK(sliced.metrics.ideal == whole.metrics.ideal);
+}
+
+TEST_CASE("a slice's costs: GEMMs by its tokens, causal attention by its context too",
+          "[run][slicing]") {
+  const std::vector<SliceCosts> even = slice_costs({0.5, 0.5}, 0.5);
+  REQUIRE(even.size() == 2);
+  CHECK(even[0].F == Approx(0.375));  // 0.5 x 0.5 + 0.5 x 0.5 (0 + 0.5)
+  CHECK(even[1].F == Approx(0.625));  // 0.5 x 0.5 + 0.5 x 0.5 (1 + 0.5)
+  CHECK(even[0].B + even[1].B == Approx(1.0));
+  CHECK(even[0].W == 0.5);
+  CHECK(even[1].MB == 0.5);
+  CHECK(even[1].MW == 0.5);
+  // kept attention scores: a slice holds its rows over the context it sees, l (P + l)
+  const std::vector<SliceCosts> scored = slice_costs({0.5, 0.5}, 0.5, 0.6);
+  CHECK(scored[0].MB == Approx(0.35));  // 0.4 x 0.5 + 0.6 x 0.5 x 0.5
+  CHECK(scored[1].MB == Approx(0.5));   // 0.4 x 0.5 + 0.6 x 0.5 x 1
+  CHECK(scored[1].MW == 0.5);
+  // balanced: F + B of every slice the same (F = G + A, B = G + 2A, A / G = a / (1 - a))
+  for (const double a : {0.0, 0.2, 0.4, 0.8}) {
+    for (const int k : {2, 3, 4, 8}) {
+      CAPTURE(a, k);
+      const std::vector<double> l = slice_lengths({.mode = SlicingSpec::Mode::balanced, .lengths = {}}, k, a);
+      double sum = 0;
+      for (const double x : l) sum += x;
+      CHECK(sum == Approx(1.0).epsilon(1e-12));
+      const std::vector<SliceCosts> c = slice_costs(l, a);
+      const double f_time = 1.0, b_time = 1.0 + a;
+      for (const SliceCosts& x : c)
+        CHECK(x.F * f_time + x.B * b_time == Approx((f_time + b_time) / k).epsilon(1e-9));
+      if (a > 0) CHECK(l.front() > l.back());  // the first slices see less context
+    }
+  }
+  CHECK(slice_lengths({}, 4, 0.3) == std::vector<double>(4, 0.25));
+  CHECK(parse_slicing("3,1").lengths == std::vector<double>{0.75, 0.25});
+  CHECK_THROWS_WITH(slice_lengths(parse_slicing("3,1"), 3, 0),
+                    Catch::Contains("gives 2 lengths for --slices 3"));
+  CHECK_THROWS_WITH(slice_costs({1.0}, 1.0), Catch::Contains("must be in [0, 1)"));
+}
+
+TEST_CASE("bad slicings are refused with their reason", "[run][slicing][robust]") {
+  for (const char* text : {"x", "1,-1", "1", "1,,2", "1,1e400", "0,1"}) {
+    CAPTURE(text);
+    CHECK_THROWS_AS(parse_slicing(text), ConfigError);
+  }
+  std::string many = "1";
+  for (int i = 0; i < 64; ++i) many += ",1";
+  CHECK_THROWS_WITH(parse_slicing(many), Catch::Contains("more than 64 slices"));
+  CHECK_THROWS_WITH(make_schedule("1f1b", {.devices = 4, .microbatches = 8, .slices = 2}),
+                    Catch::Contains("for seq1f1b only"));
+  CHECK_THROWS_WITH(make_schedule("seq1f1b", {.devices = 4, .microbatches = 8, .slices = 65}),
+                    Catch::Contains("needs 1 <= slices <= 64"));
+}
+
+TEST_CASE("a sliced order keeps each stage's slices in order, and its files keep the slices",
+          "[schedules][seq1f1b][validate]") {
+  Schedule s = make_schedule("seq1f1b", {.devices = 2, .microbatches = 2, .slices = 2});
+  // JSON keeps the slices; the PyTorch CSV cannot name them
+  std::ostringstream json;
+  write_schedule_json(json, s);
+  CHECK_THAT(json.str(), Catch::Contains("\"slices\": 2"));
+  CHECK(parse_schedule_json(json.str(), "s.json") == s);
+  std::ostringstream csv;
+  CHECK_THROWS_WITH(write_pytorch_csv(csv, s), Catch::Contains("sequence slices"));
+  // the last stage's backwards of micro-batch 0 swapped: slice 0 before slice 1
+  auto& row = s.order[1];
+  const auto b1 = std::find(row.begin(), row.end(), Task::make(Kind::BW, 1, 1));
+  const auto b0 = std::find(row.begin(), row.end(), Task::make(Kind::BW, 1, 0));
+  REQUIRE((b1 != row.end() && b0 != row.end()));
+  std::iter_swap(b1, b0);
+  const Violations v = validate(s);
+  REQUIRE(v.total >= 1);
+  CHECK_THAT(v.first[0].what, Catch::Contains("micro-batch 0's slice 0") &&
+                                  Catch::Contains("its backwards from the last slice down"));
+  // an overlapped F&B cell of slices has no cost to give it
+  Schedule fb = make_schedule("seq1f1b", {.devices = 2, .microbatches = 2, .slices = 2});
+  auto& last = fb.order[1];
+  const auto f2 = std::find(last.begin(), last.end(), Task::make(Kind::F, 1, 2));
+  REQUIRE(f2 != last.end());
+  *f2 = Task::overlapped(1, 2, Kind::BW, 1, 0);
+  last.erase(std::find(last.begin(), last.end(), Task::make(Kind::BW, 1, 0)));
+  const Violations fbv = validate(fb);
+  CHECK(fbv.total == 1);
+  REQUIRE(!fbv.first.empty());
+  CHECK_THAT(fbv.first[0].what, Catch::Contains("overlapped F&B cell of sequence slices"));
+  Schedule odd = make_schedule("seq1f1b", {.devices = 2, .microbatches = 2, .slices = 2});
+  odd.slices = 3;
+  CHECK(validate(odd).total >= 1);
+}
+
+TEST_CASE("sliced model runs: the same work, recomputation shared by the slices, scores by "
+          "context",
+          "[run][seq1f1b][slicing]") {
+  const auto request = [](const char* schedule, int slices, const char* recompute) {
+    WorkloadSpec w;
+    w.model = load_model("llama3-8b");
+    w.device = load_device("h100");
+    apply_recompute(w, parse_recompute(recompute));
+    RunRequest rq;
+    rq.schedule = schedule;
+    rq.devices = 4;
+    rq.microbatches = 4;
+    rq.slices = slices;
+    rq.workload = std::move(w);
+    return rq;
+  };
+  // selective recomputation: the slices' recomputed forwards add up to the micro-batch's
+  const Run whole = run_request(request("1f1b", 1, "selective"));
+  const Run sliced = run_request(request("seq1f1b", 4, "selective"));
+  REQUIRE(whole.metrics.per_device.size() == sliced.metrics.per_device.size());
+  for (std::size_t d = 0; d < whole.metrics.per_device.size(); ++d) {
+    CAPTURE(d);
+    // 16 slice tasks of each kind per device, each rounded to the nanosecond
+    CHECK(std::llabs(sliced.metrics.per_device[d].recompute -
+                     whole.metrics.per_device[d].recompute) <= 64);
+    CHECK(std::llabs(sliced.metrics.per_device[d].busy - whole.metrics.per_device[d].busy) <= 64);
+  }
+  // kept scores (no recomputation): a slice holds l (P + l) of them, so the four slices of a
+  // micro-batch hold less than the micro-batch: 1 - q + q (1 + sum l^2) / 2 = 1 - 3q/8 for
+  // four even slices
+  const WorkloadSpec plain = request("1f1b", 1, "none").workload.value();
+  const double q = scores_share(plain.model);
+  CHECK(q > 0.5);  // seq 8192: 5as^2b is most of a layer's activations
+  const std::vector<SliceCosts> c =
+      slice_costs(slice_lengths({.mode = SlicingSpec::Mode::even, .lengths = {}}, 4, 0.3), 0.3, q);
+  double held = 0;
+  for (const SliceCosts& x : c) held += x.MB;
+  CHECK(held == Approx(1 - 3 * q / 8));
+  CHECK(scores_share(request("1f1b", 1, "selective").workload->model) == 0.0);
+  // a recomputation chosen per stage is not combined with slices
+  CHECK_THROWS_WITH(run_request(request("seq1f1b", 2, "selective,none,none,none")),
+                    Catch::Contains("per stage"));
+}
