@@ -123,6 +123,10 @@ BaselineCase parse_case_text(const std::string& text) {
                                   text, e.what()));
   }
   if (c.name.empty()) c.name = default_case_name(c);
+  if (c.name.size() > limits::kMaxNameChars)
+    throw ConfigError(fmt::format("--case '{}': the case's name has {} characters (a name has at "
+                                  "most {}): give it a shorter --name",
+                                  excerpt(text), c.name.size(), limits::kMaxNameChars));
   return c;
 }
 

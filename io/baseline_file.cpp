@@ -113,7 +113,14 @@ BaselineCase parse_case(const JsonReader& r, const json& j, const std::string& a
       if (!present) r.fail(at + "/expected/" + name, "missing");
     }
   }
-  if (!seen.has("name")) c.name = default_case_name(c);
+  if (!seen.has("name")) {
+    c.name = default_case_name(c);
+    // The writer writes every name, so a made-up one must read back as a name.
+    if (c.name.size() > limits::kMaxNameChars)
+      r.fail(at + "/name", fmt::format("missing, and the name made of the case's fields has {} "
+                                       "characters (a name has at most {}): give the case a name",
+                                       c.name.size(), limits::kMaxNameChars));
+  }
   return c;
 }
 

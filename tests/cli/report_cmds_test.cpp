@@ -308,6 +308,14 @@ TEST_CASE("check --update --case creates a missing baseline from the command lin
   const auto bad = run_ppsim({"check", "--update", "--baseline", dir / "x.json", "--case", "-p 4"});
   CHECK(bad.code == 3);
   CHECK_THAT(bad.err, Catch::Contains("--case '-p 4'") && Catch::Contains("--schedule is required"));
+  // The file keeps every name and reads back only names within the bound, so a case whose name
+  // would be longer is refused before anything is written.
+  const std::string long_file = dir / "long.json";
+  const auto long_name = run_ppsim({"check", "--update", "--baseline", long_file, "--case",
+                                    "-s 1f1b -p 2 -m 2 --name " + std::string(300, 'n')});
+  CHECK(long_name.code == 3);
+  CHECK_THAT(long_name.err, Catch::Contains("the case's name has 300 characters"));
+  CHECK_FALSE(std::filesystem::exists(long_file));
 }
 
 TEST_CASE("check --json is one document with each metric's change", "[cli][check]") {

@@ -168,6 +168,22 @@ TEST_CASE("a name inside a file is bounded and quoted by an excerpt", "[io][robu
   CHECK(error_of([&] { (void)parse_model_json(model, "m.json"); }).size() < 400);
 }
 
+TEST_CASE("a baseline case's name made of its fields is bounded like a written one",
+          "[io][robust]") {
+  // The writer writes every case's name; one made of a long costs string would not read back.
+  const auto doc = [](std::size_t costs_chars) {
+    return R"({"schema": "ppsim.baseline/1", "cases": [{"schedule": "1f1b", "p": 2, "m": 2, "costs": ")" +
+           std::string(costs_chars, 'x') + R"("}]})";
+  };
+  CHECK_THAT(error_of([&] { (void)parse_baseline_json(doc(300), "b.json", false); }),
+             Contains("b.json: /cases/0/name: missing, and the name made of the case's fields has "
+                      "319 characters (a name has at most 256): give the case a name"));
+  const Baseline short_costs = parse_baseline_json(doc(10), "b.json", false);
+  CHECK(short_costs.cases[0].name == "1f1b p=2 m=2 costs=xxxxxxxxxx");
+  const Baseline back = parse_baseline_json(baseline_json(short_costs), "b.json", false);
+  CHECK(back.cases[0].name == short_costs.cases[0].name);
+}
+
 TEST_CASE("a device file's link and memory are positive", "[io][robust]") {
   const auto device = [](const std::string& extra) {
     return error_of([&] {
