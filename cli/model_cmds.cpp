@@ -175,6 +175,7 @@ int run_plan(const PlanOptions& o, Io io) {
       nlohmann::ordered_json e;
       e["schedule"] = c.schedule;
       e["chunks"] = c.chunks;
+      e["slices"] = c.slices;  // balanced (seq1f1b); 1 = none
       e["microbatches"] = c.microbatches;
       e["microbatch_size"] = c.microbatch_size;
       e["layout"] = c.layout;
@@ -185,6 +186,7 @@ int run_plan(const PlanOptions& o, Io io) {
       e["cost_ms"] = c.cost_ms;
       e["bubble_rate"] = c.bubble_rate;
       e["peak_bytes"] = c.peak_bytes;
+      e["activation_peak_bytes"] = c.activation_peak_bytes;
       // null: the model's own recomputation; else the --recompute text the candidate ran with
       e["recompute"] = c.recompute.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.recompute);
       e["offload"] = c.offload.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.offload);
@@ -201,6 +203,7 @@ int run_plan(const PlanOptions& o, Io io) {
     doc["candidates"] = std::move(all);
     doc["best"] = plan.best;
     doc["why"] = plan.why;
+    if (!plan.slicing.empty()) doc["slicing"] = plan.slicing;
     io.out << doc.dump(2) << "\n";
     return plan.best >= 0 ? kExitOk : kExitInfeasible;
   }
@@ -212,7 +215,8 @@ int run_plan(const PlanOptions& o, Io io) {
   int shown = 0;
   for (std::size_t i = 0; i < plan.candidates.size() && shown < o.top; ++i, ++shown) {
     const PlanCandidate& c = plan.candidates[i];
-    io.out << fmt::format("{:>4}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}  {}\n", i + 1, c.schedule,
+    const std::string name = c.slices > 1 ? fmt::format("{} s={}", c.schedule, c.slices) : c.schedule;
+    io.out << fmt::format("{:>4}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}  {}\n", i + 1, name,
                           c.chunks, c.microbatches, c.microbatch_size,
                           c.fits || c.iteration_time_ms > 0 ? human_ms(ms_to_ticks(c.iteration_time_ms, "t")) : "-",
                           c.fits || c.iteration_time_ms > 0 ? human_percent(c.bubble_rate) : "-",
@@ -224,6 +228,7 @@ int run_plan(const PlanOptions& o, Io io) {
   if (plan.candidates.size() > static_cast<std::size_t>(shown))
     io.out << fmt::format("  ... {} more (--top N, or --json for all)\n", plan.candidates.size() - static_cast<std::size_t>(shown));
   io.out << "\n" << (plan.best >= 0 ? "best: " : "") << plan.why << "\n";
+  if (!plan.slicing.empty()) io.out << "slicing: " << plan.slicing << "\n";
   return plan.best >= 0 ? kExitOk : kExitInfeasible;
 }
 

@@ -34,7 +34,19 @@ struct Shape {
   int chunks;
   int b;
   std::string layout;  // "" = the default split
+  int slices;          // per micro-batch; 1 = none
 };
+
+// The slice counts plan tries for a schedule: seq1f1b 2, 4 and 8 where each slice keeps
+// kMinSliceTokens tokens (when named in --schedules, wherever a slice keeps one token), the
+// rest none. Empty: the schedule is not tried (seq1f1b without slices is 1F1B).
+std::vector<int> slice_options(const ScheduleInfo& info, int seq, bool named) {
+  if (info.name != "seq1f1b") return {1};
+  std::vector<int> out;
+  for (const int n : {2, 4, 8})
+    if (seq / n >= (named ? 1 : kMinSliceTokens)) out.push_back(n);
+  return out;
+}
 
 // Chunk counts a schedule accepts at p (looped schedules 1..4, V schedules 2, the rest 1).
 std::vector<int> chunk_options(const ScheduleInfo& info, int p, int m) {
@@ -74,6 +86,7 @@ bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity
     c.cost_ms = ticks_to_ms(r.metrics.cost);
     c.bubble_rate = r.metrics.bubble_rate;
     c.peak_bytes = r.metrics.peak_bytes;
+    c.activation_peak_bytes = r.metrics.peak_memory_bytes;
     c.device_peak_bytes.clear();
     for (const DeviceMetrics& d : r.metrics.per_device) c.device_peak_bytes.push_back(d.peak_bytes);
     c.fits = capacity <= 0 || c.peak_bytes <= capacity;
@@ -131,6 +144,7 @@ std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int 
   PlanCandidate c;
   c.schedule = sh.schedule;
   c.chunks = sh.chunks;
+  c.slices = sh.slices;
   c.microbatch_size = sh.b;
   c.microbatches = global_per_replica / sh.b;
   c.layout = sh.layout;
@@ -190,6 +204,47 @@ std::vector<PlanCandidate> evaluate_all(const PlanRequest& rq, const std::vector
   return out;
 }
 
+// ", 4 balanced slices" for a sliced candidate, "" otherwise.
+std::string slices_text(const PlanCandidate& c) {
+  return c.slices > 1 ? fmt::format(", {} balanced slices", c.slices) : std::string();
+}
+
+// What slicing buys: the first sliced candidate that fits (the list is ranked) against the
+// first 1f1b candidate of its micro-batch size that ran (the fastest that fits, if one does).
+std::string slicing_note(const std::vector<PlanCandidate>& ranked) {
+  const auto sliced = std::find_if(ranked.begin(), ranked.end(),
+                                   [](const PlanCandidate& c) { return c.fits && c.slices > 1; });
+  if (sliced == ranked.end()) {
+    const bool tried = std::any_of(ranked.begin(), ranked.end(),
+                                   [](const PlanCandidate& c) { return c.slices > 1; });
+    return tried ? "seq1f1b with 2, 4 or 8 balanced slices: none fits" : "";
+  }
+  const PlanCandidate* base = nullptr;
+  for (const PlanCandidate& c : ranked)
+    if (c.schedule == "1f1b" && c.microbatch_size == sliced->microbatch_size && c.peak_bytes > 0) {
+      base = &c;
+      break;
+    }
+  std::string note = fmt::format("{}, {} balanced slices (b={}): {} ms per iteration, {} of "
+                                 "activations on the fullest device",
+                                 sliced->schedule, sliced->slices, sliced->microbatch_size,
+                                 human_number(sliced->iteration_time_ms),
+                                 human_bytes(sliced->activation_peak_bytes));
+  if (base == nullptr || base->iteration_time_ms <= 0 || base->activation_peak_bytes <= 0)
+    return note;
+  return note + fmt::format("; {:+.1f}% iteration time, {:+.1f}% activation memory against 1f1b "
+                            "at b={}{}",
+                            100 * (sliced->iteration_time_ms - base->iteration_time_ms) /
+                                base->iteration_time_ms,
+                            100 * (sliced->activation_peak_bytes - base->activation_peak_bytes) /
+                                base->activation_peak_bytes,
+                            base->microbatch_size,
+                            !base->fits                ? " (which does not fit)"
+                            : !base->recompute.empty() ? " (which fits with recomputation)"
+                            : !base->offload.empty()   ? " (which fits with --offload " + base->offload + ")"
+                                                       : "");
+}
+
 bool ranks_before(const PlanCandidate& a, const PlanCandidate& b) {
   if (a.fits != b.fits) return a.fits;
   if (a.fits && a.iteration_time_ms != b.iteration_time_ms)
@@ -197,8 +252,8 @@ bool ranks_before(const PlanCandidate& a, const PlanCandidate& b) {
   const bool a_plain = a.recompute.empty() && a.offload.empty();
   const bool b_plain = b.recompute.empty() && b.offload.empty();
   if (a_plain != b_plain) return a_plain;
-  return std::tie(a.schedule, a.chunks, a.microbatches, a.layout, a.recompute, a.offload) <
-         std::tie(b.schedule, b.chunks, b.microbatches, b.layout, b.recompute, b.offload);
+  return std::tie(a.schedule, a.chunks, a.slices, a.microbatches, a.layout, a.recompute, a.offload) <
+         std::tie(b.schedule, b.chunks, b.slices, b.microbatches, b.layout, b.recompute, b.offload);
 }
 
 } // namespace
@@ -209,6 +264,8 @@ RunRequest candidate_request(const PlanRequest& rq, const PlanCandidate& c) {
   run.devices = rq.devices;
   run.microbatches = c.microbatches;
   run.chunks = c.chunks;
+  run.slices = c.slices;
+  if (c.slices > 1) run.slicing.mode = SlicingSpec::Mode::balanced;
   WorkloadSpec w = rq.workload;
   w.model.microbatch_size = c.microbatch_size;
   w.layout = c.layout;
@@ -256,9 +313,7 @@ Plan make_plan(const PlanRequest& rq) {
                                   rq.max_microbatches));
   std::vector<const ScheduleInfo*> schedules;
   if (rq.schedules.empty()) {
-    // NOTE: seq1f1b needs --slices, which plan does not search yet; with one slice it is 1F1B.
-    for (const ScheduleInfo& info : schedule_registry())
-      if (info.name != "seq1f1b") schedules.push_back(&info);
+    for (const ScheduleInfo& info : schedule_registry()) schedules.push_back(&info);
   } else {
     for (const std::string& name : rq.schedules) {
       const ScheduleInfo* info = find_schedule(name);
@@ -270,15 +325,17 @@ Plan make_plan(const PlanRequest& rq) {
   const double capacity = plan_capacity(rq);
   // Phase 1: every schedule, chunk count and micro-batch size on the default split.
   std::vector<Shape> shapes;
+  const int seq = rq.workload.model.seq;
   for (const ScheduleInfo* info : schedules)
     for (const int b : sizes)
       for (const int v : chunk_options(*info, p, per_replica / b))
-        shapes.push_back(Shape{std::string(info->name), v, b, ""});
+        for (const int n : slice_options(*info, seq, !rq.schedules.empty()))
+          shapes.push_back(Shape{std::string(info->name), v, b, "", n});
   // The work bound: every shape, and the layer moves of phase 2 (at most 6 x 8 more shapes,
   // each counted as the largest).
   double tasks = 0, largest = 0;
   for (const Shape& sh : shapes) {
-    const double t = estimated_run_tasks(sh.schedule, p, sh.chunks, per_replica / sh.b);
+    const double t = estimated_run_tasks(sh.schedule, p, sh.chunks, per_replica / sh.b) * sh.slices;
     tasks += t;
     largest = std::max(largest, t);
   }
@@ -294,7 +351,7 @@ Plan make_plan(const PlanRequest& rq) {
   std::vector<PlanCandidate> sorted = plan.candidates;
   std::stable_sort(sorted.begin(), sorted.end(), ranks_before);
   std::vector<Shape> moved;
-  std::set<std::tuple<std::string, int, int, std::string>> seen;
+  std::set<std::tuple<std::string, int, int, int, std::string>> seen;
   for (std::size_t i = 0; i < sorted.size() && i < 6 && sorted[i].fits; ++i) {
     const PlanCandidate& c = sorted[i];
     const int stages = p * c.chunks;
@@ -302,9 +359,10 @@ Plan make_plan(const PlanRequest& rq) {
       for (const int last : {0, 1, 2}) {
         if (first == 0 && last == 0) continue;
         const std::string text = moved_layout(rq.workload.model.layers, stages, first, last);
-        if (text.empty() || !seen.emplace(c.schedule, c.chunks, c.microbatch_size, text).second)
+        if (text.empty() ||
+            !seen.emplace(c.schedule, c.chunks, c.slices, c.microbatch_size, text).second)
           continue;
-        moved.push_back(Shape{c.schedule, c.chunks, c.microbatch_size, text});
+        moved.push_back(Shape{c.schedule, c.chunks, c.microbatch_size, text, c.slices});
       }
   }
   for (PlanCandidate& c : evaluate_all(rq, moved, per_replica, capacity))
@@ -320,9 +378,9 @@ Plan make_plan(const PlanRequest& rq) {
         runner = &c;
         break;
       }
-    plan.why = fmt::format("{} (v={}, m={}, b={}) is the fastest that fits: {} ms per iteration, "
+    plan.why = fmt::format("{} (v={}, m={}, b={}{}) is the fastest that fits: {} ms per iteration, "
                            "bubble {:.1f}%, the fullest device at {:.1f} of {:.1f} GiB",
-                           w.schedule, w.chunks, w.microbatches, w.microbatch_size,
+                           w.schedule, w.chunks, w.microbatches, w.microbatch_size, slices_text(w),
                            human_number(w.iteration_time_ms), 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
                            capacity / 1073741824.0);
     const double more = w.without_knob_ms > 0
@@ -343,17 +401,18 @@ Plan make_plan(const PlanRequest& rq) {
                               w.offload, human_bytes(w.offloaded_bytes),
                               human_number(w.exposed_copy_ms), more);
     if (runner != nullptr)
-      plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}), "
+      plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}{}), "
                               "bubble {:.1f}%",
                               100 * (runner->iteration_time_ms - w.iteration_time_ms) /
                                   runner->iteration_time_ms,
-                              runner->schedule, runner->chunks, runner->microbatches,
+                              runner->schedule, runner->chunks, runner->microbatches, slices_text(*runner),
                               100 * runner->bubble_rate);
   } else {
     plan.why = capacity > 0 ? "no candidate fits in memory, not even with full recomputation: use more "
                               "devices, a smaller micro-batch, --tp or --zero 1"
                             : "no candidate could run";
   }
+  plan.slicing = slicing_note(plan.candidates);
   return plan;
 }
 

@@ -3,6 +3,7 @@
 #include "io/cost_file.hpp"
 #include "io/device_file.hpp"
 #include "io/model_file.hpp"
+#include "run/plan.hpp"
 #include "run/recompute.hpp"
 #include "run/transformer.hpp"
 #include "io/schedule_file.hpp"
@@ -16,6 +17,7 @@
 #include "sim/validate.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -241,4 +243,80 @@ TEST_CASE("sliced model runs: the same work, recomputation shared by the slices,
   // a recomputation chosen per stage is not combined with slices
   CHECK_THROWS_WITH(run_request(request("seq1f1b", 2, "selective,none,none,none")),
                     Catch::Contains("per stage"));
+}
+
+TEST_CASE("plan tries seq1f1b with balanced slices for long sequences and says what it buys",
+          "[run][seq1f1b][plan]") {
+  PlanRequest rq;
+  rq.workload.model = load_model("llama3-8b");
+  rq.workload.device = load_device("h100");
+  rq.devices = 8;
+  rq.global_batch = 16;
+  rq.schedules = {"1f1b", "seq1f1b"};
+  // 8192 tokens: slices of 4096 and 2048 tokens, not 1024
+  {
+    const Plan plan = make_plan(rq);
+    std::vector<int> seen;
+    for (const PlanCandidate& c : plan.candidates)
+      if (c.schedule == "seq1f1b") seen.push_back(c.slices);
+    CHECK(std::find(seen.begin(), seen.end(), 2) != seen.end());
+    CHECK(std::find(seen.begin(), seen.end(), 4) != seen.end());
+    CHECK(std::find(seen.begin(), seen.end(), 8) != seen.end());  // named: every slice count
+  }
+  rq.schedules.clear();
+  rq.workload.model.seq = 8192;
+  {
+    // unnamed, a slice keeps kMinSliceTokens tokens
+    const Plan plan = make_plan(rq);
+    for (const PlanCandidate& c : plan.candidates)
+      if (c.schedule == "seq1f1b") CHECK(c.slices * kMinSliceTokens <= 8192);
+    for (const PlanCandidate& c : plan.candidates)
+      if (c.schedule != "seq1f1b") CHECK(c.slices == 1);
+  }
+  rq.workload.model.seq = 32768;
+  rq.schedules = {"1f1b", "seq1f1b"};
+  const Plan plan = make_plan(rq);
+  REQUIRE(plan.best >= 0);
+  const PlanCandidate& best = plan.candidates[static_cast<std::size_t>(plan.best)];
+  CHECK(best.schedule == "seq1f1b");
+  CHECK(best.slices > 1);
+  // the winner's request reproduces it, and is the balanced slicing of simulate --slices
+  const RunRequest again_rq = candidate_request(rq, best);
+  CHECK(again_rq.slices == best.slices);
+  CHECK(again_rq.slicing.mode == SlicingSpec::Mode::balanced);
+  const Run again = run_request(again_rq);
+  CHECK(ticks_to_ms(again.metrics.makespan) == Approx(best.iteration_time_ms));
+  CHECK(again.metrics.peak_memory_bytes == Approx(best.activation_peak_bytes));
+  // what it buys, against the fastest 1f1b at the same micro-batch size that fits
+  const PlanCandidate* base = nullptr;
+  for (const PlanCandidate& c : plan.candidates)
+    if (c.schedule == "1f1b" && c.fits && c.microbatch_size == best.microbatch_size) {
+      base = &c;
+      break;
+    }
+  REQUIRE(base != nullptr);
+  CHECK(best.iteration_time_ms < base->iteration_time_ms);
+  CHECK(best.activation_peak_bytes < base->activation_peak_bytes);
+  const std::string time = fmt::format(
+      "{:+.1f}% iteration time",
+      100 * (best.iteration_time_ms - base->iteration_time_ms) / base->iteration_time_ms);
+  const std::string memory = fmt::format(
+      "{:+.1f}% activation memory",
+      100 * (best.activation_peak_bytes - base->activation_peak_bytes) / base->activation_peak_bytes);
+  CHECK_THAT(plan.slicing, Catch::StartsWith(fmt::format("seq1f1b, {} balanced slices (b={})",
+                                                         best.slices, best.microbatch_size)) &&
+                               Catch::Contains(time) && Catch::Contains(memory) &&
+                               Catch::Contains("against 1f1b at b="));
+  CHECK_THAT(plan.why, Catch::Contains(fmt::format("{} balanced slices", best.slices)));
+}
+
+TEST_CASE("plan says nothing of slices where it tried none", "[run][seq1f1b][plan]") {
+  PlanRequest rq;
+  rq.workload.model = load_model("zb-1.5b");
+  rq.workload.device = load_device("a100");
+  rq.devices = 4;
+  rq.global_batch = 16;
+  const Plan plan = make_plan(rq);
+  CHECK(plan.slicing.empty());
+  for (const PlanCandidate& c : plan.candidates) CHECK(c.schedule != "seq1f1b");
 }
