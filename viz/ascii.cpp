@@ -46,7 +46,7 @@ class AsciiWriter {
 public:
   AsciiWriter(const Run& run, const AsciiOptions& options)
       : run_(run), tl_(run.timeline), topo_(run.schedule),
-        multi_chunk_(run.schedule.chunks() > 1) {
+        multi_chunk_(run.schedule.chunks() > 1), slices_(std::max(1, run.schedule.slices)) {
     if (options.width < 0 || options.width > max_width) {
       throw ConfigError(fmt::format("ascii: width must be between 0 (automatic) and {} (got "
                                     "width={})",
@@ -110,10 +110,12 @@ private:
     return true;
   }
 
-  // The name of a task, with the chunk when a device holds several.
-  [[nodiscard]] std::string part_name(Kind kind, int stage, int mb, bool chunk) const {
-    std::string n = fmt::format("{}{}", kind_name(kind), mb);
+  // The name of a task, with the chunk when a device holds several and the slice in a sliced
+  // run (`F3.s1`).
+  [[nodiscard]] std::string part_name(Kind kind, int stage, int unit, bool chunk) const {
+    std::string n = fmt::format("{}{}", kind_name(kind), unit / slices_);
     if (chunk) n += fmt::format(".c{}", topo_.chunk_of(stage));
+    if (slices_ > 1) n += fmt::format(".s{}", unit % slices_);
     return n;
   }
   [[nodiscard]] std::string task_name(const Task& t, bool chunk) const {
@@ -153,7 +155,8 @@ private:
       n.resize(w, ' ');
       return n;
     }
-    return std::string(w, code(t.kind, t.microbatch));
+    // one code per micro-batch: its slices read as one stretch
+    return std::string(w, code(t.kind, t.microbatch / slices_));
   }
 
   // What each column shows: the run of the device that covers most of it (>= 0; ties: the
@@ -257,6 +260,8 @@ private:
     s += "legend: F = micro-batch digit, B/BW = letter a-z (a = micro-batch 0), W = letter A-Z,\n"
          "        FB = F digit + backward letter (or *), . = idle; a task wide enough shows its\n"
          "        name instead: F3, B3, W3, BW3, F3.c1 (chunk 1), F3+B1\n";
+    if (slices_ > 1)
+      s += "        F3.s1 = slice 1 of micro-batch 3 (its slices share the digit or letter)\n";
     if (is_coarse()) {
       s += "        a column no task covers half of shows how busy the device is: # >= 3/4,\n"
            "        = >= 1/2, : >= 1/4, . less\n";
@@ -306,6 +311,7 @@ private:
   const Timeline& tl_;
   Topology topo_;
   bool multi_chunk_;
+  int slices_;  // sequence slices per micro-batch: a task's unit is mb * slices_ + slice
   long long width_{0};
   Ticks min_dur_{0};
   Axis axis_;

@@ -39,7 +39,7 @@ class TraceWriter {
 public:
   TraceWriter(std::ostream& out, const Run& run)
       : sink_(out), run_(run), tl_(run.timeline), topo_(run.schedule),
-        multi_chunk_(run.schedule.chunks() > 1) {}
+        multi_chunk_(run.schedule.chunks() > 1), slices_(std::max(1, run.schedule.slices)) {}
 
   void write() {
     // NOTE: no displayTimeUnit: older Perfetto versions read it as the unit of ts.
@@ -247,8 +247,7 @@ private:
     append_int(b, c.stage);
     b += ",\"chunk\":";
     append_int(b, topo_.chunk_of(c.stage));
-    b += ",\"microbatch\":";
-    append_int(b, c.microbatch);
+    append_unit_args(b, "", c.microbatch);
     b += ",\"M_B\":";
     append_json_number(b, c.units);
     b += ",\"bytes\":";
@@ -450,12 +449,32 @@ private:
     }
   }
 
-  void append_part_name(std::string& b, Kind kind, int stage, int mb) const {
+  // `F3`, `F3.c1` with chunks, `F3.s1` for slice 1 of micro-batch 3 (`unit` is the task's
+  // micro-batch field: mb * slices + slice).
+  void append_part_name(std::string& b, Kind kind, int stage, int unit) const {
     b += kind_name(kind);
-    append_int(b, mb);
+    append_int(b, unit / slices_);
     if (multi_chunk_) {
       b += ".c";
       append_int(b, topo_.chunk_of(stage));
+    }
+    if (slices_ > 1) {
+      b += ".s";
+      append_int(b, unit % slices_);
+    }
+  }
+
+  // `"microbatch":3` and, when sliced, `,"slice":1`.
+  void append_unit_args(std::string& b, const char* prefix, int unit) const {
+    b += ",\"";
+    b += prefix;
+    b += "microbatch\":";
+    append_int(b, unit / slices_);
+    if (slices_ > 1) {
+      b += ",\"";
+      b += prefix;
+      b += "slice\":";
+      append_int(b, unit % slices_);
     }
   }
 
@@ -476,8 +495,7 @@ private:
     append_int(b, t.stage);
     b += ",\"chunk\":";
     append_int(b, topo_.chunk_of(t.stage));
-    b += ",\"microbatch\":";
-    append_int(b, t.microbatch);
+    append_unit_args(b, "", t.microbatch);
     b += ",\"kind\":\"";
     b += kind_name(t.kind);
     b += '"';
@@ -488,8 +506,7 @@ private:
       append_int(b, t.stage2);
       b += ",\"backward_chunk\":";
       append_int(b, topo_.chunk_of(t.stage2));
-      b += ",\"backward_microbatch\":";
-      append_int(b, t.microbatch2);
+      append_unit_args(b, "backward_", t.microbatch2);
     }
     if (const Ticks rc = recompute_of(r); rc > 0) {
       b += ",\"recompute_us\":";
@@ -572,6 +589,7 @@ private:
   const Timeline& tl_;
   Topology topo_;
   bool multi_chunk_;
+  int slices_;  // sequence slices per micro-batch: a unit is mb * slices_ + slice
   bool first_event_{true};
   std::vector<std::uint32_t> out_begin_, in_begin_, out_list_, in_list_;
   std::vector<int> lane_;        // per message with a slice: its comm lane (tid 1 + lane)

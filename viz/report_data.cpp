@@ -96,6 +96,12 @@ void write_run(std::string& out, const Run& r) {
   out += ',';
   key(out, "chunks");
   append_int(out, s.chunks());
+  if (s.slices > 1) {
+    // a task's "b" is then mb * slices + slice
+    out += ',';
+    key(out, "slices");
+    append_int(out, s.slices);
+  }
   const int iterations = std::max(1, r.iterations.options.count);
   out += ',';
   key(out, "microbatches");

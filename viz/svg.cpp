@@ -237,7 +237,9 @@ private:
     const auto part = [&](Kind k, int stage, int mb) {
       std::string p = fmt::format("{} stage {}", kind_name(k), stage);
       if (run_.schedule.chunks() > 1) p += fmt::format(" (chunk {})", topo_.chunk_of(stage));
-      return p + fmt::format(", micro-batch {}", mb);
+      const int n = std::max(1, run_.schedule.slices);
+      return p + (n > 1 ? fmt::format(", micro-batch {}, slice {}", mb / n, mb % n)
+                        : fmt::format(", micro-batch {}", mb));
     };
     if (t.kind == Kind::FB)
       return part(Kind::F, t.stage, t.microbatch) + " overlapped with " +
@@ -281,9 +283,10 @@ private:
                                         to_string(t), task_text(t),
                                         human_ms(r.start - t0_), human_ms(r.end - r.start)));
       s += "</title></rect>\n";
-      const std::string label = t.kind == Kind::FB
-                                    ? fmt::format("{}+{}", t.microbatch, t.microbatch2)
-                                    : fmt::format("{}", t.microbatch);
+      const int n = std::max(1, run_.schedule.slices);
+      const std::string label = t.kind == Kind::FB ? fmt::format("{}+{}", t.microbatch, t.microbatch2)
+                                : n > 1 ? fmt::format("{}.s{}", t.microbatch / n, t.microbatch % n)
+                                        : fmt::format("{}", t.microbatch);
       if (static_cast<double>(label.size()) * 6.2 + 3 <= w) {
         labels_ += "<text";
         attr(labels_, "x", x_of(r.start) + w / 2);

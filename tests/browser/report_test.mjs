@@ -80,6 +80,20 @@ try {
   check.equal(b.errors.length, 0, 'no script errors with an offload');
   await po.close();
 
+  // --- sequence slices: a task is named by its micro-batch and slice ---
+  const sl = join(work, 'sliced.html');
+  run(['compare', '-s', 'seq1f1b', '--slices', '2', '-p', '2', '-m', '2', '--costs', 'F=4,B=4,W=4', '--html', sl]);
+  const ps = await b.page();
+  await ps.goto('file://' + sl);
+  await ps.waitForSelector('#ppsim-root[data-ready="true"]');
+  const spt = await taskPoint(ps, 0, 0, 1);  // device 0's second task: F of micro-batch 0, slice 1
+  await ps.mouse.move(spt.x, spt.y);
+  const stip = await ps.$eval('#ppsim-tip', (t) => ({ shown: t.style.display, text: t.textContent }));
+  check.ok(stip.shown === 'block' && /micro-batch 0, slice 1/.test(stip.text) && /follow slice 0\.s1/.test(stip.text),
+    'hovering a sliced task names its micro-batch and slice', stip.text);
+  check.equal(b.errors.length, 0, 'no script errors with slices');
+  await ps.close();
+
   // --- legible at p = 16, m = 128: zoom into a device range and a time range ---
   const mid = join(work, 'mid.html');
   run(['compare', '-s', 'zb-v,dualpipe-v', '-p', '16', '-m', '128', '--costs', 'F=1,B=1,W=1,comm=0.05', '--html', mid]);

@@ -15,11 +15,16 @@
 #include "sim/metrics.hpp"
 #include "sim/run.hpp"
 #include "sim/validate.hpp"
+#include "viz/ascii.hpp"
+#include "viz/chrome_trace.hpp"
+#include "viz/svg.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -319,4 +324,48 @@ TEST_CASE("plan says nothing of slices where it tried none", "[run][seq1f1b][pla
   const Plan plan = make_plan(rq);
   CHECK(plan.slicing.empty());
   for (const PlanCandidate& c : plan.candidates) CHECK(c.schedule != "seq1f1b");
+}
+
+TEST_CASE("the views name a sliced task by its micro-batch and slice", "[viz][seq1f1b]") {
+  const Run run = sliced_run("seq1f1b", 2, 2, 2, "F=4,B=4,W=4");
+  // the trace: `F0.s1` in names and flows, "microbatch" and "slice" in the args; the task
+  // itself keeps its unit (mb * slices + slice), as schedule files write it
+  std::ostringstream trace;
+  write_chrome_trace(trace, run);
+  const nlohmann::json doc = nlohmann::json::parse(trace.str());
+  std::multiset<std::string> names;
+  std::set<std::string> flows;
+  for (const nlohmann::json& e : doc.at("traceEvents")) {
+    if (e.at("ph") == "s") flows.insert(e.at("name").get<std::string>());
+    if (e.at("ph") != "X" || e.value("cat", "") == "summary" || e.at("tid") != 0) continue;
+    names.insert(e.at("name").get<std::string>());
+    const nlohmann::json& a = e.at("args");
+    const Task t = parse_task(a.at("task").get<std::string>());
+    CHECK(a.at("microbatch") == t.microbatch / 2);
+    CHECK(a.at("slice") == t.microbatch % 2);
+  }
+  CHECK(names == std::multiset<std::string>{"F0.s0", "F0.s1", "F1.s0", "F1.s1", "BW0.s0",
+                                            "BW0.s1", "BW1.s0", "BW1.s1", "F0.s0", "F0.s1",
+                                            "F1.s0", "F1.s1", "BW0.s0", "BW0.s1", "BW1.s0",
+                                            "BW1.s1"});
+  CHECK(flows.contains("F1.s1 -> stage 1"));
+  CHECK(flows.contains("B0.s0 -> stage 0"));  // a backward's message is its B part's
+  // the grid: a name where it fits, one code per micro-batch where it does not
+  std::ostringstream grid;
+  write_ascii(grid, run, {.width = 0});
+  CHECK_THAT(grid.str(), Catch::Contains("device 1 |.00aa1aa1bbbb..|") &&
+                            Catch::Contains("F3.s1 = slice 1 of micro-batch 3"));
+  std::ostringstream wide;
+  write_ascii(wide, run, {.width = 200});
+  CHECK_THAT(wide.str(), Catch::Contains("BW1.s1"));
+  // the SVG: the slice in the tooltip and the label
+  std::ostringstream svg;
+  write_timeline_svg(svg, run);
+  CHECK_THAT(svg.str(), Catch::Contains("F stage 0, micro-batch 1, slice 1;") &&
+                            Catch::Contains(">1.s1<"));
+  // without slices nothing changes
+  const Run whole = sliced_run("1f1b", 2, 2, 1, "F=4,B=4,W=4");
+  std::ostringstream plain;
+  write_chrome_trace(plain, whole);
+  CHECK_THAT(plain.str(), !Catch::Contains("\"slice\"") && !Catch::Contains(".s0"));
 }

@@ -125,7 +125,8 @@
 
   function decodeRun(r, doc) {
     var run = { src: r, name: r.name, unit: r.unit_ns / 1e6, devices: r.devices, dev: [], base: [],
-                total: 0, fb: {}, mem: [], peak: [], maxMem: 0, chunks: r.chunks };
+                total: 0, fb: {}, mem: [], peak: [], maxMem: 0, chunks: r.chunks,
+                slices: r.slices || 1 };
     var g = 0;
     for (var d = 0; d < r.dev.length; d++) {
       var D = r.dev[d], n = D.d.length;
@@ -181,6 +182,12 @@
     for (i = 0; i < c.t.length; i++) list[at[c.t[i]]++] = i;
     run.inc = { begin: count, list: list };
     return run.inc;
+  }
+
+  // A task's micro-batch as the views write it: `3`, or `3.s1` (slice 1) in a sliced run, whose
+  // units are mb * slices + slice.
+  function unitText(run, u) {
+    return run.slices > 1 ? Math.floor(u / run.slices) + '.s' + (u % run.slices) : String(u);
   }
 
   function taskName(run, d, i) {
@@ -431,8 +438,8 @@
       var lb = labels[k], D2 = run.dev[lb[3]], j = lb[4];
       var kind = run.src_kinds[D2.kind[j]];
       var fb = run.fb[run.base[lb[3]] + j];
-      var short = fb ? D2.mb[j] + '+' + fb[3] : String(D2.mb[j]);
-      var long = fb ? 'F' + D2.mb[j] + '+' + run.src_kinds[fb[1]] + fb[3] : kind + D2.mb[j];
+      var short = fb ? D2.mb[j] + '+' + fb[3] : unitText(run, D2.mb[j]);
+      var long = fb ? 'F' + D2.mb[j] + '+' + run.src_kinds[fb[1]] + fb[3] : kind + unitText(run, D2.mb[j]);
       var text = long.length * 6.6 + 6 <= lb[2] ? long : short.length * 6.6 + 4 <= lb[2] ? short : '';
       if (!text) continue;
       var ch = chunkOf(run, D2.stage[j]) % 4;
@@ -577,13 +584,15 @@
     var fb = run.fb[run.base[d] + i];
     var lines = [taskName(run, d, i) + ' on device ' + d + '  (' + run.name + ')'];
     var part = function (kind, stage, mb) {
-      return KIND_WORDS[kind] + ': stage ' + stage + (run.chunks > 1 ? ', chunk ' + chunkOf(run, stage) : '') + ', micro-batch ' + mb;
+      return KIND_WORDS[kind] + ': stage ' + stage + (run.chunks > 1 ? ', chunk ' + chunkOf(run, stage) : '') +
+             (run.slices > 1 ? ', micro-batch ' + Math.floor(mb / run.slices) + ', slice ' + (mb % run.slices)
+                             : ', micro-batch ' + mb);
     };
     if (fb) { lines.push(part('F', D.stage[i], D.mb[i])); lines.push('overlapped with ' + part(run.src_kinds[fb[1]], fb[2], fb[3])); }
     else lines.push(part(k, D.stage[i], D.mb[i]));
     lines.push('start ' + ms(D.start[i] * u) + ' ms, end ' + ms(D.end[i] * u) + ' ms, duration ' + ms((D.end[i] - D.start[i]) * u) + ' ms');
     lines.push(waitedFor(run, d, i));
-    lines.push('click: follow micro-batch ' + D.mb[i] + ' across the devices');
+    lines.push('click: follow ' + (run.slices > 1 ? 'slice ' : 'micro-batch ') + unitText(run, D.mb[i]) + ' across the devices');
     return lines.join('\n');
   };
 
