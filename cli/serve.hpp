@@ -43,6 +43,10 @@ struct ConnectionLimits {
   int read_timeout_s{5};
   /// Seconds a kept-alive connection may stay idle between requests.
   int keep_alive_s{2};
+  /// Seconds a client has to send a request and take its answer, from its connection's start
+  /// or its last answer (a simulation's time does not count); past it the connection is cut,
+  /// however it trickles (serve_watch.hpp).
+  int request_deadline_s{20};
 };
 
 struct ServeConfig {
@@ -108,6 +112,8 @@ public:
   /// Serves until stop(); returns false when the server could not listen.
   bool run();
   void stop();
+  /// Connections cut at their deadline so far (ConnectionLimits::request_deadline_s).
+  [[nodiscard]] std::size_t deadline_cuts() const;
 
 private:
   struct Impl;

@@ -4,6 +4,7 @@
 //   curl 'http://127.0.0.1:8080/api/compare?s=1f1b,zb-h1&p=4&m=8&costs=F=2,B=2,W=2'
 #include "cli/commands.hpp"
 #include "cli/serve.hpp"
+#include "cli/serve_watch.hpp"
 #include "io/text_parse.hpp"
 #include "sim/errors.hpp"
 
@@ -86,16 +87,28 @@ private:
 // holds the rest) instead of the queue growing without end.
 // NOTE: httplib 0.11 gives a task queue only a job, not its socket, so a full queue cannot
 // answer 503 and close; the pause is the bound.
+// Each job's connection is adopted by the watch (serve_watch.hpp), which cuts it at its
+// deadline.
 class BoundedPool : public httplib::TaskQueue {
 public:
-  BoundedPool(int threads, int queued) : max_queued_(static_cast<std::size_t>(queued)) {
+  BoundedPool(int threads, int queued, ConnectionWatch* watch)
+      : max_queued_(static_cast<std::size_t>(queued)), watch_(watch) {
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { loop(); });
   }
   ~BoundedPool() override = default;
   BoundedPool(const BoundedPool&) = delete;
   BoundedPool& operator=(const BoundedPool&) = delete;
 
-  void enqueue(std::function<void()> fn) override {
+  void enqueue(std::function<void()> accepted) override {
+    // NOTE: called on the accepting thread right after the accept, so the one new connection
+    // of the port is this job's.
+    std::shared_ptr<ConnectionWatch::Connection> c = watch_ != nullptr ? watch_->adopt() : nullptr;
+    std::function<void()> fn = [job = std::move(accepted), c, watch = watch_] {
+      ConnectionWatch::set_current(c.get());
+      job();
+      ConnectionWatch::set_current(nullptr);
+      if (watch != nullptr) watch->forget(c);
+    };
     {
       const std::lock_guard lock(mutex_);
       if (jobs_.size() < max_queued_) {
@@ -131,6 +144,7 @@ private:
   }
 
   std::size_t max_queued_;
+  ConnectionWatch* watch_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::function<void()>> jobs_;
@@ -167,6 +181,7 @@ struct PlaygroundServer::Impl {
   explicit Impl(ServeConfig c)
       : config(std::move(c)), clients(config.connections.per_client), worker(2) {}
   ServeConfig config;
+  std::unique_ptr<ConnectionWatch> watch;  // made by bind, once the port is known
   httplib::Server http;
   ClientCounter clients;
   Worker worker;
@@ -177,11 +192,11 @@ PlaygroundServer::PlaygroundServer(ServeConfig config)
   Impl& im = *impl_;
   const ConnectionLimits& cl = im.config.connections;
   if (cl.threads < 1 || cl.queued < 0 || cl.per_client < 1 || cl.read_timeout_s < 1 ||
-      cl.keep_alive_s < 1)
+      cl.keep_alive_s < 1 || cl.request_deadline_s < 1)
     throw ConfigError("serve: connection limits must be positive");
   // Connection threads that only read requests and write answers; the simulations are one at
   // a time on the worker anyway. Slow clients hold threads, so there are many.
-  im.http.new_task_queue = [&cl] { return new BoundedPool(cl.threads, cl.queued); };
+  im.http.new_task_queue = [&im, &cl] { return new BoundedPool(cl.threads, cl.queued, im.watch.get()); };
   im.http.set_read_timeout(cl.read_timeout_s);
   im.http.set_write_timeout(cl.read_timeout_s);
   im.http.set_keep_alive_timeout(cl.keep_alive_s);
@@ -198,6 +213,8 @@ PlaygroundServer::PlaygroundServer(ServeConfig config)
     (void)::setsockopt(sock, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof defer);
   });
   im.http.Get(R"(/.*)", [&im](const httplib::Request& req, httplib::Response& res) {
+    // The time spent here (a simulation) is not the client's: its deadline waits.
+    const ConnectionWatch::Handling handling(ConnectionWatch::current());
     // NOTE: the query is parsed here, not by httplib, whose parser keeps only the text after a
     // value's last '=' (costs=F=2,B=2 would lose F=).
     const QueryParams query = parse_query(req.target);
@@ -243,16 +260,21 @@ PlaygroundServer::~PlaygroundServer() {
 
 int PlaygroundServer::bind(const std::string& host, int port) {
   if (port < 0 || port > 65535) throw ConfigError(fmt::format("--port {}: not a port (0..65535)", port));
+  int bound = port;
   if (port == 0) {
-    const int got = impl_->http.bind_to_any_port(host);
-    if (got <= 0) throw ConfigError(fmt::format("--host '{}': cannot listen there", excerpt(host)));
-    return got;
-  }
-  if (!impl_->http.bind_to_port(host, port))
+    bound = impl_->http.bind_to_any_port(host);
+    if (bound <= 0) throw ConfigError(fmt::format("--host '{}': cannot listen there", excerpt(host)));
+  } else if (!impl_->http.bind_to_port(host, port)) {
     throw ConfigError(fmt::format("--port {}: cannot listen on {}:{} (is another server using "
                                   "port {}?)",
                                   port, excerpt(host), port, port));
-  return port;
+  }
+  impl_->watch = std::make_unique<ConnectionWatch>(impl_->config.connections.request_deadline_s, bound);
+  return bound;
+}
+
+std::size_t PlaygroundServer::deadline_cuts() const {
+  return impl_->watch ? impl_->watch->cuts() : 0;
 }
 
 bool PlaygroundServer::run() { return impl_->http.listen_after_bind(); }
