@@ -37,11 +37,12 @@ struct Shape {
   int slices;          // per micro-batch; 1 = none
 };
 
-// The slice counts plan tries for a schedule: seq1f1b 2, 4 and 8 where each slice keeps
-// kMinSliceTokens tokens (when named in --schedules, wherever a slice keeps one token), the
-// rest none. Empty: the schedule is not tried (seq1f1b without slices is 1F1B).
+// The slice counts plan tries for a schedule: seq1f1b and seq-zb-h1 2, 4 and 8 where each
+// slice keeps kMinSliceTokens tokens (when named in --schedules, wherever a slice keeps one
+// token), the rest none. Empty: the schedule is not tried (with one slice they are 1F1B and
+// ZB-H1).
 std::vector<int> slice_options(const ScheduleInfo& info, int seq, bool named) {
-  if (info.name != "seq1f1b") return {1};
+  if (!takes_slices(info)) return {1};
   std::vector<int> out;
   for (const int n : {2, 4, 8})
     if (seq / n >= (named ? 1 : kMinSliceTokens)) out.push_back(n);
@@ -217,7 +218,7 @@ std::string slicing_note(const std::vector<PlanCandidate>& ranked) {
   if (sliced == ranked.end()) {
     const bool tried = std::any_of(ranked.begin(), ranked.end(),
                                    [](const PlanCandidate& c) { return c.slices > 1; });
-    return tried ? "seq1f1b with 2, 4 or 8 balanced slices: none fits" : "";
+    return tried ? "seq1f1b and seq-zb-h1 with 2, 4 or 8 balanced slices: none fits" : "";
   }
   const PlanCandidate* base = nullptr;
   for (const PlanCandidate& c : ranked)

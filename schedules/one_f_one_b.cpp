@@ -74,36 +74,65 @@ void check_seq1f1b(std::string_view name, const ScheduleSpec& spec) {
                                   limits::kMaxMicrobatches));
 }
 
+namespace {
+
+// 1F1B over sequence slices (Seq1F1B's order): device d runs min(p - d - 2 + s, m s) slices'
+// F first (1F1B's p - d - 1 plus the slices after the first: a micro-batch's backward starts at
+// its last slice), then one F and one backward, the backwards of a micro-batch from its last
+// slice down, then the rest of the backwards. With `split`, each backward is a B, and device d
+// keeps `w_delay(d)` W behind its B (ZB-H1's deferral), flushing them at the end.
+template <class Delay>
+Schedule build_seq_family(std::string name, const ScheduleSpec& spec, bool split, Delay w_delay) {
+  check_seq1f1b(name, spec);
+  const int p = spec.devices, m = spec.microbatches, k = spec.slices;
+  const int units = m * k;
+  Schedule s = make_pipeline(std::move(name), p, units, loop_placement(p, 1));
+  s.slices = k;
+  // the i-th backward of a device: micro-batch i / k, its slices from the last
+  const auto backward = [k](int i) { return (i / k) * k + (k - 1 - i % k); };
+  for (int d = 0; d < p; ++d) {
+    auto& out = s.order[static_cast<std::size_t>(d)];
+    out.reserve((split ? 3 : 2) * static_cast<std::size_t>(units));
+    const int warmup = std::min(p - d - 2 + k, units);
+    const int delay = w_delay(d);
+    int b = 0, w = 0;
+    const auto push_backward = [&] {
+      out.push_back(Task::make(split ? Kind::B : Kind::BW, d, backward(b++)));
+      if (split && b - w > delay) out.push_back(Task::make(Kind::W, d, backward(w++)));
+    };
+    for (int i = 0; i < warmup; ++i) out.push_back(Task::make(Kind::F, d, i));
+    for (int i = 0; i < units - warmup; ++i) {
+      out.push_back(Task::make(Kind::F, d, warmup + i));
+      push_backward();
+    }
+    while (b < units) push_backward();
+    if (split)
+      while (w < units) out.push_back(Task::make(Kind::W, d, backward(w++)));
+  }
+  return s;
+}
+
+} // namespace
+
 // Seq1F1B (Sun et al., NAACL 2025), 1F1B over sequence slices, p = 4, m = 2, 2 slices (a.b is
 // micro-batch a's slice b, X the fused backward):
 //   rank0: F0.0 F0.1 F1.0 F1.1 X0.1 X0.0 X1.1 X1.0
 //   rank1: F0.0 F0.1 F1.0 F1.1 X0.1 X0.0 X1.1 X1.0
 //   rank2: F0.0 F0.1 F1.0 X0.1 F1.1 X0.0 X1.1 X1.0
 //   rank3: F0.0 F0.1 X0.1 F1.0 X0.0 F1.1 X1.1 X1.0
-// Device d runs min(p - d - 2 + s, m s) slices' F first (1F1B's p - d - 1 plus the slices after
-// the first: a micro-batch's backward starts at its last slice), then one F and one backward,
-// the backwards of a micro-batch from its last slice down, then the rest of the backwards. The
-// order of the zero-bubble authors' seq1f1b.py (main branch), written anew.
+// The order of the zero-bubble authors' seq1f1b.py (main branch), written anew.
 Schedule make_seq1f1b(const ScheduleSpec& spec) {
-  check_seq1f1b("seq1f1b", spec);
-  const int p = spec.devices, m = spec.microbatches, k = spec.slices;
-  const int units = m * k;
-  Schedule s = make_pipeline("seq1f1b", p, units, loop_placement(p, 1));
-  s.slices = k;
-  // the i-th backward of a device: micro-batch i / k, its slices from the last
-  const auto backward = [k](int i) { return (i / k) * k + (k - 1 - i % k); };
-  for (int d = 0; d < p; ++d) {
-    auto& out = s.order[static_cast<std::size_t>(d)];
-    out.reserve(2 * static_cast<std::size_t>(units));
-    const int warmup = std::min(p - d - 2 + k, units);
-    for (int i = 0; i < warmup; ++i) out.push_back(Task::make(Kind::F, d, i));
-    for (int i = 0; i < units - warmup; ++i) {
-      out.push_back(Task::make(Kind::F, d, warmup + i));
-      out.push_back(Task::make(Kind::BW, d, backward(i)));
-    }
-    for (int i = units - warmup; i < units; ++i) out.push_back(Task::make(Kind::BW, d, backward(i)));
-  }
-  return s;
+  return build_seq_family("seq1f1b", spec, false, [](int) { return 0; });
+}
+
+// ZB-H1 over sequence slices: Seq1F1B's order with B and W split, device d keeping d W behind
+// its B as ZB-H1 does (p = 4, m = 2, 2 slices):
+//   rank0: F0.0 F0.1 F1.0 F1.1 B0.1 W0.1 B0.0 W0.0 B1.1 W1.1 B1.0 W1.0
+//   rank3: F0.0 F0.1 B0.1 F1.0 B0.0 F1.1 B1.1 B1.0 W0.1 W0.0 W1.1 W1.0
+// With one slice it is ZB-H1 exactly. ppsim's own: the zero-bubble authors' token-level
+// zero-bubble scheduler (token_level_zero_bubble.py on their main branch) is an empty file.
+Schedule make_seq_zb_h1(const ScheduleSpec& spec) {
+  return build_seq_family("seq-zb-h1", spec, true, [](int d) { return d; });
 }
 
 } // namespace ppsim

@@ -26,6 +26,11 @@ std::span<const ScheduleInfo> schedule_registry() {
        "1F1B over sequence slices: a micro-batch's F slice by slice, its fused backwards from the "
        "last slice down (long context)",
        "Sun et al., Seq1F1B, NAACL 2025", &check_seq1f1b, &make_seq1f1b, nullptr},
+      {"seq-zb-h1", {}, "m >= 1; --slices N (1..64)",
+       "ZB-H1 over sequence slices: seq1f1b's order with B and W split, device d's W deferred "
+       "by d backwards; with one slice ZB-H1",
+       "Sun et al., Seq1F1B, NAACL 2025, with Qi et al.'s ZB-H1 (ppsim's combination)",
+       &check_seq1f1b, &make_seq_zb_h1, nullptr},
       {"interleaved-1f1b", {"1f1b-i"}, "m % p == 0 for v >= 2 (v = chunks, default 2)",
        "Megatron's virtual pipeline: v chunks per device in a loop, 1F1B over them",
        "Narayanan et al., Efficient Large-Scale Language Model Training, SC 2021",
@@ -154,13 +159,18 @@ std::string rejection(const ScheduleInfo& info, const ScheduleSpec& spec) {
   return {};
 }
 
+bool takes_slices(const ScheduleInfo& info) {
+  return info.make == &make_seq1f1b || info.make == &make_seq_zb_h1;
+}
+
 Schedule make_schedule(std::string_view name, const ScheduleSpec& spec) {
   const ScheduleInfo* info = find_schedule(name);
   if (info == nullptr)
     throw ConfigError(
         fmt::format("unknown schedule '{}' (valid: {})", name, schedule_names()));
-  if (spec.slices != 1 && info->make != &make_seq1f1b)
-    throw ConfigError(fmt::format("{}: sequence slices (--slices {}) are for seq1f1b only",
+  if (spec.slices != 1 && !takes_slices(*info))
+    throw ConfigError(fmt::format("{}: sequence slices (--slices {}) are for seq1f1b and "
+                                  "seq-zb-h1 only",
                                   info->name, spec.slices));
   return info->make(spec);
 }

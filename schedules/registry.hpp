@@ -78,6 +78,9 @@ struct ScheduleInfo {
 ///   Schedule s = make_schedule("zb-h1", {.devices = 4, .microbatches = 8});
 [[nodiscard]] Schedule make_schedule(std::string_view name, const ScheduleSpec& spec);
 
+/// Whether the schedule runs sequence slices (--slices N > 1): seq1f1b and seq-zb-h1.
+[[nodiscard]] bool takes_slices(const ScheduleInfo& info);
+
 /// Comma-separated names, for error messages.
 [[nodiscard]] std::string schedule_names();
 

@@ -11,6 +11,7 @@ namespace ppsim {
 [[nodiscard]] Schedule make_gpipe(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_1f1b(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_seq1f1b(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_seq_zb_h1(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_h1(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_h2(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_auto(const ScheduleSpec& spec);
