@@ -246,6 +246,14 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
   if (file) return r;
   r.info = find_schedule(rq.schedule);
   r.schedule = build_schedule(rq, r.mem_limit, r.costs, r.notes);
+  // A schedule that chose its own chunk count (looped and V schedules default to two) ran on
+  // a model's costs for one stage per device: its layout (which stage holds the embedding and
+  // the loss, how the layers split) is that of v p stages, so resolve it again with its v.
+  if (rq.workload && rq.chunks == 0 && r.schedule.chunks() > 1) {
+    RunRequest chosen = rq;
+    chosen.chunks = r.schedule.chunks();
+    return resolve_request(chosen);
+  }
   // With a capacity in bytes and no --mem-limit, a search that takes a limit never plans past
   // the device: its default is cut to the activations the fullest device's state leaves room for.
   const bool fill = rq.fill_capacity_bytes > 0;

@@ -97,6 +97,71 @@ Schedule make_interleaved_1f1b(const ScheduleSpec& spec) {
   return s;
 }
 
+void check_interleaved_seq1f1b(std::string_view name, const ScheduleSpec& spec) {
+  const int v = looped_chunks(spec);
+  check_chunk_count(name, spec, v);
+  check_slice_count(name, spec);
+  const long long units = static_cast<long long>(spec.microbatches) * spec.slices;
+  if (static_cast<long long>(v) * spec.devices * units > limits::kMaxStageMicrobatches)
+    throw ConfigError(fmt::format("{}: devices={} x chunks={} x microbatches={} x slices={} is "
+                                  "too large to simulate",
+                                  name, spec.devices, v, spec.microbatches, spec.slices));
+  // NOTE: each chunk walks its units in groups of p and each group's backwards from its
+  // micro-batches' last slices down, so a group must hold whole micro-batches: s divides p.
+  if (v > 1 && spec.devices % spec.slices != 0)
+    throw ConfigError(fmt::format("{}: needs devices % slices == 0 for chunks >= 2 (a group of "
+                                  "p slices holds whole micro-batches; got devices={}, slices={})",
+                                  name, spec.devices, spec.slices));
+  if (v > 1 && units % spec.devices != 0)
+    throw ConfigError(fmt::format("{}: needs microbatches x slices % devices == 0 (got "
+                                  "microbatches={}, slices={}, devices={}, chunks={})",
+                                  name, spec.microbatches, spec.slices, spec.devices, v));
+}
+
+// Interleaved Seq1F1B (Sun et al., NAACL 2025; thunlp/Seq1F1B's interleaved schedule, written
+// anew): Megatron's interleaved 1F1B over the m s slices of the micro-batches (a unit is
+// mb * s + slice), each chunk's forwards in unit order in groups of p, its backwards from each
+// micro-batch's last slice down, and s - 1 more warm-up forwards (a micro-batch's backward
+// starts at its last slice). p = 2, v = 2, m = 2, 2 slices (a.b: micro-batch a, slice b; X the
+// fused backward; device 0 holds stages 0 and 2):
+//   d0: 0F0.0 0F0.1 2F0.0 2F0.1 0F1.0 0F1.1 2X0.1 2F1.0 2X0.0 2F1.1 0X0.1 ...
+// With one chunk it is seq1f1b.
+Schedule make_interleaved_seq1f1b(const ScheduleSpec& spec) {
+  constexpr std::string_view name = "interleaved-seq1f1b";
+  check_interleaved_seq1f1b(name, spec);
+  const int v = looped_chunks(spec);
+  if (v == 1) {
+    Schedule one = make_seq1f1b(spec);
+    one.name = std::string(name);
+    return one;
+  }
+  const int p = spec.devices, k = spec.slices, units = spec.microbatches * spec.slices;
+  Schedule s = make_pipeline(std::string(name), p, units, loop_placement(p, v));
+  s.slices = k;
+  const Topology topo(s);
+  const int total = v * units;
+  const auto backward = [k](int j) { return (j / k) * k + (k - 1 - j % k); };
+  for (int d = 0; d < p; ++d) {
+    auto& out = s.order[ix(d)];
+    out.reserve(ix(2 * total));
+    auto task = [&](Kind kind, int i) {
+      const int in_group = i % (p * v);
+      int chunk = in_group / p;
+      if (kind != Kind::F) chunk = v - 1 - chunk;
+      const int j = (i / (p * v)) * p + in_group % p;  // the chunk's j-th unit
+      return Task::make(kind, topo.device_stages(d)[ix(chunk)], kind == Kind::F ? j : backward(j));
+    };
+    const int warmup = std::min(2 * (p - 1 - d) + (v - 1) * p + (k - 1), total);
+    for (int i = 0; i < warmup; ++i) out.push_back(task(Kind::F, i));
+    for (int i = 0; i < total - warmup; ++i) {
+      out.push_back(task(Kind::F, warmup + i));
+      out.push_back(task(Kind::BW, i));
+    }
+    for (int i = total - warmup; i < total; ++i) out.push_back(task(Kind::BW, i));
+  }
+  return s;
+}
+
 // Breadth-first looped (Lamy-Poirier, Breadth-First Pipeline Parallelism, MLSys 2023),
 // p = 4, v = 2, m = 4, loop placement: every micro-batch through chunk 0, then chunk 1, ...;
 // the backwards in reverse, last chunk first:

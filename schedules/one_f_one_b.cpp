@@ -65,6 +65,10 @@ Schedule make_1f1b(const ScheduleSpec& spec) {
 
 void check_seq1f1b(std::string_view name, const ScheduleSpec& spec) {
   require_single_chunk_shape(name, spec);
+  check_slice_count(name, spec);
+}
+
+void check_slice_count(std::string_view name, const ScheduleSpec& spec) {
   if (spec.slices < 1 || spec.slices > limits::kMaxSlices)
     throw ConfigError(fmt::format("{}: needs 1 <= slices <= {} (got slices={})", name,
                                   limits::kMaxSlices, spec.slices));

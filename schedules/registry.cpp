@@ -31,6 +31,11 @@ std::span<const ScheduleInfo> schedule_registry() {
        "by d backwards; with one slice ZB-H1",
        "Sun et al., Seq1F1B, NAACL 2025, with Qi et al.'s ZB-H1 (ppsim's combination)",
        &check_seq1f1b, &make_seq_zb_h1, nullptr},
+      {"interleaved-seq1f1b", {"seq1f1b-i"}, "for v >= 2: p % s == 0 and m s % p == 0 (v = chunks, default 2; s = --slices)",
+       "Megatron's interleaved 1F1B over sequence slices: v chunks per device in a loop, each "
+       "micro-batch's backwards from its last slice down; with v = 1 seq1f1b",
+       "Sun et al., Seq1F1B, NAACL 2025 (its interleaved schedule)", &check_interleaved_seq1f1b,
+       &make_interleaved_seq1f1b, nullptr},
       {"interleaved-1f1b", {"1f1b-i"}, "m % p == 0 for v >= 2 (v = chunks, default 2)",
        "Megatron's virtual pipeline: v chunks per device in a loop, 1F1B over them",
        "Narayanan et al., Efficient Large-Scale Language Model Training, SC 2021",
@@ -160,7 +165,8 @@ std::string rejection(const ScheduleInfo& info, const ScheduleSpec& spec) {
 }
 
 bool takes_slices(const ScheduleInfo& info) {
-  return info.make == &make_seq1f1b || info.make == &make_seq_zb_h1;
+  return info.make == &make_seq1f1b || info.make == &make_seq_zb_h1 ||
+         info.make == &make_interleaved_seq1f1b;
 }
 
 Schedule make_schedule(std::string_view name, const ScheduleSpec& spec) {
@@ -169,8 +175,8 @@ Schedule make_schedule(std::string_view name, const ScheduleSpec& spec) {
     throw ConfigError(
         fmt::format("unknown schedule '{}' (valid: {})", name, schedule_names()));
   if (spec.slices != 1 && !takes_slices(*info))
-    throw ConfigError(fmt::format("{}: sequence slices (--slices {}) are for seq1f1b and "
-                                  "seq-zb-h1 only",
+    throw ConfigError(fmt::format("{}: sequence slices (--slices {}) are for seq1f1b, "
+                                  "seq-zb-h1 and interleaved-seq1f1b only",
                                   info->name, spec.slices));
   return info->make(spec);
 }

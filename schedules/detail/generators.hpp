@@ -12,6 +12,7 @@ namespace ppsim {
 [[nodiscard]] Schedule make_1f1b(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_seq1f1b(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_seq_zb_h1(const ScheduleSpec& spec);
+[[nodiscard]] Schedule make_interleaved_seq1f1b(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_h1(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_h2(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zb_auto(const ScheduleSpec& spec);
@@ -49,8 +50,10 @@ void check_chunk_count(std::string_view name, const ScheduleSpec& spec, int v);
 // Shape checks: each throws ConfigError naming the values (`NAME: needs ... (got ...)`).
 void check_zb_h2(std::string_view name, const ScheduleSpec& spec);         // m >= 2p
 void check_seq1f1b(std::string_view name, const ScheduleSpec& spec);  // 1 <= slices <= 64
+void check_slice_count(std::string_view name, const ScheduleSpec& spec);  // the same, any chunks
 void check_zb_auto(std::string_view name, const ScheduleSpec& spec);       // chunks <= 64
 void check_interleaved(std::string_view name, const ScheduleSpec& spec);   // v chunks, m % p
+void check_interleaved_seq1f1b(std::string_view name, const ScheduleSpec& spec);  // m s % p
 void check_looped_bfs(std::string_view name, const ScheduleSpec& spec);
 void check_v_shape(std::string_view name, const ScheduleSpec& spec);  // chunks 2
 void check_dualpipe(std::string_view name, const ScheduleSpec& spec);

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -165,12 +166,24 @@ TEST_CASE("without --mem-limit, zb-auto and zb-v stay within the device's capaci
   const std::vector<std::string> base{"-p", "8", "-m", "24", "--model", "llama3-8b", "--device",
                                       "h100", "--layout", "Et*3|t*4|t*4|t*4|t*4|t*4|t*4|t*5L",
                                       "--json"};
+  // zb-v's V has 16 stages, the last one (three layers and the logits) on device 0: at its
+  // default limit it would need 92.8 GiB there.
+  const std::string v_layout = "Et|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*3L";
   auto args = [&](const char* schedule) {
     std::vector<std::string> a{"simulate", "-s", schedule};
     a.insert(a.end(), base.begin(), base.end());
+    if (std::string(schedule) == "zb-v") a[a.size() - 2] = v_layout;
     return a;
   };
   CHECK(run_ppsim(args("zb-h1")).code == 5);
+  {
+    std::vector<std::string> roomy = args("zb-v");
+    roomy.insert(roomy.end(), {"--mem-capacity", "10TiB"});
+    const auto j = nlohmann::json::parse(run_ppsim(roomy).out);
+    double most = 0;
+    for (const auto& d : j["per_device"]) most = std::max(most, d["peak_bytes"].get<double>());
+    CHECK(most > 80.0 * 1073741824.0);
+  }
   for (const char* s : {"zb-auto", "zb-v"}) {
     CAPTURE(s);
     const auto r = run_ppsim(args(s));

@@ -249,7 +249,8 @@ TEST_CASE("the committed known-answer baseline holds DESIGN.md's costs", "[cli][
   const Baseline b = load_baseline_file(source_path("data/baselines/known-answers.json"), true);
   const std::map<std::string, double> known = {
       {"1f1b", 66},  {"zb-h1", 54}, {"zb-h2", 48}, {"interleaved-1f1b", 57}, {"zb-1p", 54},
-      {"zb-2p", 48}, {"zb-v", 48},  {"v-min", 59}, {"v-half", 53}, {"seq1f1b", 57}, {"seq-zb-h1", 51}};
+      {"zb-2p", 48}, {"zb-v", 48},  {"v-min", 59}, {"v-half", 53}, {"seq1f1b", 57},
+      {"seq-zb-h1", 51}, {"interleaved-seq1f1b", 52.5}};
   std::size_t found = 0;
   for (const BaselineCase& c : b.cases) {
     const auto it = known.find(c.schedule);

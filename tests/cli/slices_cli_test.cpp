@@ -67,7 +67,7 @@ TEST_CASE("bad slices on the command line are refused with their exit code", "[c
   const auto other = run_ppsim({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--costs",
                                 "F=1,B=1,W=1", "--slices", "2"});
   CHECK(other.code == 3);
-  CHECK_THAT(other.err, Catch::Contains("for seq1f1b and seq-zb-h1 only"));
+  CHECK_THAT(other.err, Catch::Contains("for seq1f1b, seq-zb-h1 and interleaved-seq1f1b only"));
   const auto seq = run_ppsim({"simulate", "-s", "seq1f1b", "-p", "4", "-m", "8", "--model",
                               "llama3-8b", "--device", "h100", "--seq", "99999999"});
   CHECK(seq.code == 3);

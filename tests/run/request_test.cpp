@@ -87,6 +87,25 @@ TEST_CASE("the costs of a model request are the model's for the request's device
   CHECK(request_costs(plain, 4) == plain.costs);
 }
 
+TEST_CASE("a schedule that picks its own chunks runs on the model's costs for its stages",
+          "[run][request]") {
+  // Looped and V schedules default to two chunks: their costs must be the layout of 2p stages
+  // (the loss on the V's last stage, back on device 0), as with -v 2 given, not p stages'.
+  for (const char* schedule : {"interleaved-1f1b", "zb-v", "v-half", "dualpipe-v", "interleaved-zb"}) {
+    CAPTURE(schedule);
+    RunRequest picked = model_request(schedule, "");
+    RunRequest given = picked;
+    given.chunks = 2;
+    const Run a = run_request(picked);
+    const Run b = run_request(given);
+    CHECK(a.schedule.chunks() == 2);
+    CHECK(a.costs.stage.size() == 8);
+    CHECK(a.metrics.cost == b.metrics.cost);
+    CHECK(a.metrics.peak_bytes == b.metrics.peak_bytes);
+    CHECK(a.schedule.order == b.schedule.order);
+  }
+}
+
 TEST_CASE("a limit in bytes with --model means the same to run_request and resolve_request",
           "[run][request]") {
   // One M_B of this model is about 6.3 GiB: 16 GiB is about 2.5 M_B.
