@@ -279,6 +279,7 @@ struct RawAction {
   Ticks end{0};
   long long pid{0};
   long long tid{0};
+  int slice{-1};  ///< a ppsim trace's `slice` arg (a sliced run); -1 = none
 };
 
 struct RawSpan {
@@ -377,6 +378,7 @@ private:
     std::string name, cat, ph, task;
     std::optional<Ticks> ts, dur;
     long long pid{0}, tid{0};
+    int slice{-1};
     bool bad_time{false};
   };
 
@@ -410,6 +412,10 @@ private:
         (key_ == "pid" ? ev_.pid : ev_.tid) =
             std::isfinite(v) && std::abs(v) < 1e18 ? static_cast<long long>(v) : -1;
       }
+    } else if (depth_ == args_depth() && in_args_ && key_ == "slice") {
+      if (v >= 0 && v < limits::kMaxSlices && v == std::floor(v)) ev_.slice = static_cast<int>(v);
+      else error = fmt::format("event '{}': slice {} is out of range (0..{})", excerpt(ev_.name),
+                               raw, limits::kMaxSlices - 1);
     } else if (depth_ == 2 && top_key_ == "distributedInfo" && key_ == "rank") {
       if (v >= 0 && v < limits::kMaxDevices && v == std::floor(v)) file_.rank = static_cast<int>(v);
       else error = fmt::format("distributedInfo.rank {} is out of range (0..{})", raw,
@@ -446,6 +452,7 @@ private:
         return false;
       }
       a.match.what = NameMatch::What::action;
+      a.slice = ev_.slice;
       file_.ppsim = true;
       return keep(file_.cpu, std::move(a));
     }
@@ -888,9 +895,17 @@ ImportedTrace read_sources(const std::vector<Source>& sources, const ImportOptio
     return ranks[ix(r)];
   };
   const bool ppsim = std::any_of(files.begin(), files.end(), [](const ChromeFile& f) { return f.ppsim; });
+  int slices = 1;
   if (ppsim) {
     if (files.size() != 1)
       throw ConfigError("import: a ppsim trace holds every device; give one such file");
+    // A sliced run's tasks carry their slice: a unit is mb * slices + slice.
+    for (const RawAction& a : files[0].cpu) slices = std::max(slices, a.slice + 1);
+    for (const RawAction& a : files[0].cpu)
+      if (slices > 1 && (a.slice < 0 || a.match.task.microbatch % slices != a.slice))
+        throw ConfigError(fmt::format("{}: task {} says slice {}, but the trace's tasks are cut "
+                                      "into {} slices (a unit is micro-batch x slices + slice)",
+                                      excerpt(names[0]), to_string(a.match.task), a.slice, slices));
     // Device d is process d + 1.
     for (RawAction& a : files[0].cpu) {
       if (a.pid < 1 || a.pid > limits::kMaxDevices)
@@ -941,6 +956,7 @@ ImportedTrace read_sources(const std::vector<Source>& sources, const ImportOptio
   }
   ImportedTrace t = assemble(std::move(ranks), ppsim ? "ppsim" : "kineto", std::move(ordered), o);
   t.comm_actions_skipped = comm;
+  t.slices = slices;
   return t;
 }
 

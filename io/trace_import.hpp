@@ -81,6 +81,9 @@ struct ImportedTrace {
   int iterations{1};                    ///< complete iterations found
   int iteration{0};                     ///< the one kept
   bool device_time{false};              ///< Kineto: GPU-side annotations (the device's clock)
+  /// Sequence slices per micro-batch (a ppsim trace of a sliced run: its tasks' `slice` args);
+  /// then a task's micro-batch is its unit, mb * slices + slice.
+  int slices{1};
   /// The ranges of the trace that are pipeline actions of PyTorch's communication
   /// (SEND_F, RECV_B, ...) or sharding, counted and left out.
   std::size_t comm_actions_skipped{0};

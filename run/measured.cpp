@@ -173,6 +173,13 @@ MeasuredRun measured_run(const ImportedTrace& trace, const CostSpec& memory) {
   std::vector<int> order(acts.size());
   std::iota(order.begin(), order.end(), 0);
   Schedule s = make_pipeline("measured", devices, microbatches, placement);
+  if (trace.slices > 1) {
+    if (microbatches % trace.slices != 0)
+      throw ConfigError(fmt::format("import: {} micro-batch slices are not whole micro-batches "
+                                    "of {} slices",
+                                    microbatches, trace.slices));
+    s.slices = trace.slices;
+  }
   for (const MeasuredAction& a : acts) s.order[ix(a.rank)].push_back(a.task);
   // NOTE: the plain route wins when the order runs on it; inferred routes are for orders that
   // need them (DualPipe's).
@@ -252,7 +259,9 @@ MeasuredRun measured_run(const ImportedTrace& trace, const CostSpec& memory) {
                                              trace.files.size() == 1 ? "" : "s")},
                       {"devices", fmt::format("{}", devices)},
                       {"stages", fmt::format("{}", stages)},
-                      {"microbatches", fmt::format("{}", microbatches)},
+                      {"microbatches", trace.slices > 1
+                                           ? fmt::format("{} of {} slices", microbatches / trace.slices, trace.slices)
+                                           : fmt::format("{}", microbatches)},
                       {"iteration", fmt::format("{} of {}", trace.iteration, trace.iterations)},
                       {"clock", trace.device_time ? "device (GPU annotations)" : "host"}};
   return m;

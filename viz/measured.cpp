@@ -7,6 +7,7 @@
 #include "sim/index.hpp"
 #include "viz/metrics_json.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -58,10 +59,13 @@ std::string import_json(const MeasuredRun& m, const CostFit& fit) {
 }
 
 void write_import_report(std::ostream& out, const MeasuredRun& m, const CostFit& fit) {
-  out << fmt::format("measured run: {} ({} file{}), {} devices, {} stages, {} micro-batches, "
+  const int slices = std::max(1, m.run.schedule.slices);
+  out << fmt::format("measured run: {} ({} file{}), {} devices, {} stages, {} micro-batches{}, "
                      "iteration {} of {}, {} clock\n",
                      m.format, m.files.size(), m.files.size() == 1 ? "" : "s",
-                     m.run.schedule.devices, m.run.schedule.stages(), m.run.schedule.microbatches,
+                     m.run.schedule.devices, m.run.schedule.stages(),
+                     m.run.schedule.microbatches / slices,
+                     slices > 1 ? fmt::format(" of {} slices", slices) : std::string(),
                      m.iteration, m.iterations, m.device_time ? "device" : "host");
   bool moved = false;
   for (const Ticks t : m.clock_offset) moved = moved || t != 0;

@@ -117,6 +117,33 @@ TEST_CASE("a ppsim trace imports back to the same run: zero error", "[run][measu
   CHECK(d.start_error_max_ms == 0);
 }
 
+TEST_CASE("a sliced run's trace imports back with its slices: zero error", "[run][measured]") {
+  const auto name = GENERATE(as<std::string>{}, "seq1f1b", "seq-zb-h1", "interleaved-seq1f1b");
+  CAPTURE(name);
+  const Schedule s = make_schedule(name, {.devices = 4, .microbatches = 4, .slices = 2});
+  const Run r = run_schedule(s, parse_costs("F=2,B=2,W=2,comm=0.5"));
+  std::ostringstream trace;
+  write_chrome_trace(trace, r);
+  const MeasuredRun m = import_texts({trace.str()}, {"sim.json"});
+  CHECK(m.run.schedule.slices == 2);
+  CHECK(m.run.schedule.microbatches == 8);  // units
+  CHECK(m.run.schedule.order == r.schedule.order);
+  CHECK(m.run.metrics.cost == r.metrics.cost);
+  const CostFit fit = fit_costs(m);
+  const DiffReport d = diff_measured(m, fit.costs);
+  CHECK(d.cost_error == 0);
+  CHECK(d.end_error_max_ms == 0);
+  // a slice arg that does not match its task's unit is refused
+  std::string bad = trace.str();
+  const auto at = bad.find("\"slice\":1");
+  REQUIRE(at != std::string::npos);
+  bad.replace(at, 9, "\"slice\":0");
+  CHECK_THROWS_WITH(import_texts({bad}, {"sim.json"}), Catch::Contains("says slice 0, but the trace's tasks are cut into"));
+  std::string huge = trace.str();
+  huge.replace(huge.find("\"slice\":1"), 9, "\"slice\":99");
+  CHECK_THROWS_WITH(import_texts({huge}, {"sim.json"}), Catch::Contains("slice 99 is out of range (0..63)"));
+}
+
 TEST_CASE("the fit recovers the costs of a noisy Kineto run within the noise", "[run][measured]") {
   const bool gpu = GENERATE(false, true);
   CAPTURE(gpu);
