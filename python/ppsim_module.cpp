@@ -11,6 +11,7 @@
 #include "io/offload_text.hpp"
 #include "io/model_file.hpp"
 #include "io/schedule_file.hpp"
+#include "io/slicing_text.hpp"
 #include "run/measured.hpp"
 #include "run/request.hpp"
 #include "schedules/registry.hpp"
@@ -25,6 +26,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -109,6 +111,8 @@ struct Options {
   std::optional<std::string> device;  ///< with model: a preset or a ppsim.device/1 file
   py::object offload;                 ///< as --offload: None, 'auto', 0.5, 'stages=0-1,fraction=1'
   std::optional<std::string> recompute;  ///< with model, as --recompute: 'selective', 'auto', ...
+  int slices{1};                          ///< as --slices (seq1f1b, seq-zb-h1, interleaved-seq1f1b)
+  std::optional<std::string> slicing;     ///< as --slicing: 'even', 'balanced', '3,1'
 };
 
 RunRequest request_of(const std::string& schedule, const Options& o) {
@@ -137,6 +141,8 @@ RunRequest request_of(const std::string& schedule, const Options& o) {
   rq.iterations.optimizer_step = ms_to_ticks(o.optimizer_step, "optimizer_step");
   rq.iterations.sync = parse_sync(o.sync);
   if (!o.offload.is_none()) rq.offload = parse_offload(number_or_text(o.offload, "offload"));
+  rq.slices = o.slices;
+  if (o.slicing) rq.slicing = parse_slicing(*o.slicing);
   return rq;
 }
 
@@ -160,7 +166,10 @@ py::list timeline_of(const Run& r) {
       row["kind"] = std::string(kind_name(t.task.kind));
       row["stage"] = t.task.stage;
       row["chunk"] = topo.chunk_of(t.task.stage);
-      row["microbatch"] = t.task.microbatch;
+      // a sliced run's unit is mb * slices + slice (FB cells are never sliced)
+      const int slices = std::max(1, r.schedule.slices);
+      row["microbatch"] = t.task.microbatch / slices;
+      if (slices > 1) row["slice"] = t.task.microbatch % slices;
       if (t.task.kind == Kind::FB) {
         row["backward_kind"] = std::string(kind_name(t.task.kind2));
         row["backward_stage"] = t.task.stage2;
@@ -239,13 +248,15 @@ Options options(std::optional<int> p, std::optional<int> m, std::optional<int> v
                 int iterations, double optimizer_step, std::string sync,
                 std::optional<std::string> model, std::optional<std::string> device,
                 py::object offload = py::none(),
-                std::optional<std::string> recompute = std::nullopt) {
+                std::optional<std::string> recompute = std::nullopt, int slices = 1,
+                std::optional<std::string> slicing = std::nullopt) {
   return Options{p,          m,
                  v,          std::move(costs),
                  std::move(costs_file), std::move(mem_limit),
                  iterations, optimizer_step,
                  std::move(sync), std::move(model),
-                 std::move(device), std::move(offload), std::move(recompute)};
+                 std::move(device), std::move(offload), std::move(recompute),
+                 slices, std::move(slicing)};
 }
 
 } // namespace
@@ -303,7 +314,8 @@ PYBIND11_MODULE(ppsim, mod) {
   py::arg("costs") = py::none(), py::arg("costs_file") = py::none(),                           \
   py::arg("mem_limit") = py::none(), py::arg("iterations") = 1,                                \
   py::arg("optimizer_step") = 0.0, py::arg("sync") = "allreduce", py::arg("model") = py::none(), \
-  py::arg("device") = py::none(), py::arg("offload") = py::none(), py::arg("recompute") = py::none()
+  py::arg("device") = py::none(), py::arg("offload") = py::none(), py::arg("recompute") = py::none(), \
+  py::arg("slices") = 1, py::arg("slicing") = py::none()
 
   mod.def(
       "simulate",
@@ -311,12 +323,14 @@ PYBIND11_MODULE(ppsim, mod) {
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
          std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload, std::optional<std::string> recompute,
+         py::object offload, std::optional<std::string> recompute, int slices,
+         std::optional<std::string> slicing,
          std::optional<std::string> trace) {
         const Run r = run(schedule, options(p, m, v, std::move(costs), std::move(costs_file),
                                             std::move(mem_limit), iterations, optimizer_step,
                                             std::move(sync), std::move(model), std::move(device),
-                                            std::move(offload), std::move(recompute)));
+                                            std::move(offload), std::move(recompute), slices,
+                                            std::move(slicing)));
         if (trace)
           write_file_atomically(*trace, [&](std::ostream& f) { write_chrome_trace(f, r); });
         return metrics_of(r);
@@ -327,7 +341,9 @@ PYBIND11_MODULE(ppsim, mod) {
       "{'F': 2, 'B': 2, 'W': 2, 'comm': 0.1} (ms per device-stage) or the --costs text; "
       "mem_limit: '2p', a number of M_B, or '3GiB'; offload: as --offload (None, 'auto', 0.5, "
       "'stages=0-1,fraction=1'); recompute: with model, as --recompute ('selective', 'full:2', "
-      "'auto', one per stage); trace: write a Chrome trace to this file.");
+      "'auto', one per stage); slices, slicing: as --slices and --slicing (sequence slices of a "
+      "micro-batch, for seq1f1b, seq-zb-h1 and interleaved-seq1f1b); trace: write a Chrome trace "
+      "to this file.");
 
   mod.def(
       "compare",
@@ -335,11 +351,13 @@ PYBIND11_MODULE(ppsim, mod) {
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
          std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload, std::optional<std::string> recompute) {
+         py::object offload, std::optional<std::string> recompute, int slices,
+         std::optional<std::string> slicing) {
         const Options o = options(p, m, v, std::move(costs), std::move(costs_file),
                                   std::move(mem_limit), iterations, optimizer_step,
                                   std::move(sync), std::move(model), std::move(device),
-                                  std::move(offload), std::move(recompute));
+                                  std::move(offload), std::move(recompute), slices,
+                                            std::move(slicing));
         py::list out;
         for (const std::string& name : names_of(schedules)) out.append(metrics_of(run(name, o)));
         return out;
@@ -354,16 +372,18 @@ PYBIND11_MODULE(ppsim, mod) {
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, int iterations, double optimizer_step, std::string sync,
          std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload, std::optional<std::string> recompute) {
+         py::object offload, std::optional<std::string> recompute, int slices,
+         std::optional<std::string> slicing) {
         return timeline_of(run(schedule, options(p, m, v, std::move(costs),
                                                  std::move(costs_file), std::move(mem_limit),
                                                  iterations, optimizer_step, std::move(sync),
                                                  std::move(model), std::move(device),
-                                                 std::move(offload), std::move(recompute))));
+                                                 std::move(offload), std::move(recompute), slices,
+                                            std::move(slicing))));
       },
       py::arg("schedule"), PPSIM_RUN_ARGS,
       "One dict per executed task (device, task, kind, stage, chunk, microbatch, start_ms, "
-      "end_ms; an FB also has backward_*), device by device in execution order: ready for "
+      "end_ms; an FB also has backward_*, a sliced run's task its slice), device by device in execution order: ready for "
       "pandas.DataFrame or a matplotlib broken_barh.");
 
   mod.def(

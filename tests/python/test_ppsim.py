@@ -180,3 +180,28 @@ def test_recompute_as_on_the_command_line():
         ppsim.simulate("1f1b", p=2, m=4, recompute="full")
     with pytest.raises(ppsim.ConfigError, match="unknown choice"):
         ppsim.simulate("1f1b", p=2, m=4, model="zb-1.5b", recompute="most")
+
+
+def test_slices_as_on_the_command_line():
+    # the known answers of data/baselines/known-answers.json
+    assert ppsim.simulate("seq1f1b", p=4, m=8, costs=TOY, slices=2)["cost_ms"] == 57
+    assert ppsim.simulate("seq-zb-h1", p=4, m=8, costs=TOY, slices=2)["cost_ms"] == 51
+    assert ppsim.simulate("interleaved-seq1f1b", p=4, m=8, costs=TOY, slices=2)["cost_ms"] == 52.5
+    # a model's slices, balanced, as the command line gives them
+    cli = json.loads(subprocess.run(
+        [os.environ.get("PPSIM", "ppsim"), "simulate", "-s", "seq1f1b", "--slices", "4",
+         "--slicing", "balanced", "-p", "4", "-m", "4", "--model", "llama3-8b", "--device",
+         "h100", "--json"],
+        check=True, capture_output=True, text=True).stdout)
+    py = ppsim.simulate("seq1f1b", p=4, m=4, model="llama3-8b", device="h100", slices=4,
+                        slicing="balanced")
+    assert py["cost_ms"] == cli["cost_ms"]
+    assert py["peak_memory"] == cli["peak_memory"]
+    assert py["cost_ms"] != ppsim.simulate("seq1f1b", p=4, m=4, model="llama3-8b", slices=4)["cost_ms"]
+    rows = ppsim.timeline("seq1f1b", p=2, m=2, costs=TOY, slices=2)
+    assert {(r["microbatch"], r["slice"]) for r in rows} == {(0, 0), (0, 1), (1, 0), (1, 1)}
+    assert all("slice" not in r for r in ppsim.timeline("1f1b", p=2, m=2, costs=TOY))
+    with pytest.raises(ppsim.ConfigError, match="are for seq1f1b, seq-zb-h1 and interleaved-seq1f1b only"):
+        ppsim.simulate("1f1b", p=2, m=2, costs=TOY, slices=2)
+    with pytest.raises(ppsim.ConfigError, match="--slicing"):
+        ppsim.simulate("seq1f1b", p=2, m=2, costs=TOY, slices=2, slicing="lopsided")
