@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <dirent.h>
+#include <set>
 #include <netinet/in.h>
 #include <string_view>
 #include <sys/socket.h>
@@ -83,18 +84,26 @@ ConnectionWatch::~ConnectionWatch() {
 
 std::shared_ptr<ConnectionWatch::Connection> ConnectionWatch::adopt() {
   const std::lock_guard lock(mutex_);
-  int found = -1;
-  std::uint64_t inode = 0;
+  std::vector<std::pair<int, std::uint64_t>> fresh;
+  std::set<std::uint64_t> open;
   for (const int fd : open_descriptors()) {
     const std::uint64_t ino = server_socket_inode(fd, port_);
-    if (ino == 0 || std::any_of(connections_.begin(), connections_.end(),
-                                [ino](const auto& c) { return c->inode == ino; }))
+    if (ino == 0) continue;
+    open.insert(ino);
+    if (unwatched_.contains(ino) ||
+        std::any_of(connections_.begin(), connections_.end(),
+                    [ino](const auto& c) { return c->inode == ino; }))
       continue;
-    if (found >= 0) return nullptr;  // two new ones: which is this job's is unknown
-    found = fd;
-    inode = ino;
+    fresh.emplace_back(fd, ino);
   }
-  if (found < 0) return nullptr;
+  std::erase_if(unwatched_, [&open](std::uint64_t ino) { return !open.contains(ino); });
+  if (fresh.size() != 1) {
+    // Several new ones: which is this job's is unknown. None is watched, and none is taken for
+    // a later job's (the next accept finds its own alone).
+    for (const auto& f : fresh) unwatched_.insert(f.second);
+    return nullptr;
+  }
+  const auto [found, inode] = fresh.front();
   auto c = std::make_shared<Connection>();
   c->fd = found;
   c->inode = inode;

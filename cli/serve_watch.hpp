@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -75,6 +76,7 @@ private:
   std::condition_variable wake_;
   bool stop_{false};
   std::vector<std::shared_ptr<Connection>> connections_;
+  std::set<std::uint64_t> unwatched_;  ///< sockets adopt() could not tell apart, while open
   std::atomic<std::size_t> cuts_{0};
   std::thread thread_;
 };

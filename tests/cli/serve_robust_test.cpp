@@ -274,7 +274,13 @@ TEST_CASE("the connection deadline waits while the server is in a handler", "[cl
   const auto [c1, s1] = accept_one();
   const auto [c2, s2] = accept_one();
   CHECK_FALSE(watch.adopt());
+  // neither is taken for the next connection's: the next accept is adopted alone
+  const auto [c3, s3] = accept_one();
+  const auto next = watch.adopt();
+  REQUIRE(next);
+  CHECK(next->fd == s3);
+  watch.forget(next);
   watch.forget(c);
   CHECK(watch.watched() == 0);
-  for (const int fd : {client, served, c1, s1, c2, s2, listener}) ::close(fd);
+  for (const int fd : {client, served, c1, s1, c2, s2, c3, s3, listener}) ::close(fd);
 }
