@@ -52,6 +52,19 @@ DeviceSpec measured_cpu_device(const ModelSpec& model) {
 
 } // namespace
 
+void add_slice_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--slices", o.slices,
+                 "sequence slices per micro-batch (seq1f1b, seq-zb-h1, interleaved-seq1f1b; "
+                 "default 1): F slice by slice, the backwards from the last slice down")
+      ->check(CLI::Range(1, limits::kMaxSlices));
+  cmd.add_option("--slicing", o.slicing,
+                 "how --slices cuts the sequence: even (default), balanced (equal F + B per "
+                 "slice under causal attention) or lengths L1,L2,...");
+  cmd.add_option("--attn-share", o.attn_share,
+                 "attention's share of F's time, which grows with a slice's context (default: "
+                 "the --model's at its sequence length, else 0)");
+}
+
 void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-s,--schedule", o.schedules,
                  how_many == Schedules::many
@@ -64,16 +77,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o, Schedules how_many) {
   cmd.add_option("-m,--microbatches", o.microbatches,
                  "micro-batches per iteration; required for a name");
   add_chunks_option(cmd, o.chunks, "stages per device (interleaved); default per schedule");
-  cmd.add_option("--slices", o.slices,
-                 "sequence slices per micro-batch (seq1f1b; default 1): F slice by slice, the "
-                 "backwards from the last slice down")
-      ->check(CLI::Range(1, limits::kMaxSlices));
-  cmd.add_option("--slicing", o.slicing,
-                 "how --slices cuts the sequence: even (default), balanced (equal F + B per "
-                 "slice under causal attention) or lengths L1,L2,...");
-  cmd.add_option("--attn-share", o.attn_share,
-                 "attention's share of F's time, which grows with a slice's context (default: "
-                 "the --model's at its sequence length, else 0)");
+  add_slice_options(cmd, o);
   add_cost_options(cmd, o);
   cmd.add_option("--mem-limit", o.mem_limit,
                  "activation memory limit per device: 2p (K*p*M_B), 12 (M_B), or bytes (3GiB)");

@@ -82,6 +82,9 @@ void add_iteration_options(CLI::App& cmd, RunOptions& options);
 /// --mem-capacity.
 void add_model_options(CLI::App& cmd, RunOptions& options);
 
+/// --slices, --slicing and --attn-share (sequence slices of a micro-batch: seq1f1b, ...).
+void add_slice_options(CLI::App& cmd, RunOptions& options);
+
 /// The workload of --model/--device, or nullopt without --model (--device alone is an error).
 [[nodiscard]] std::optional<WorkloadSpec> resolve_workload(const RunOptions& options);
 

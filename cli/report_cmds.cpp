@@ -313,6 +313,7 @@ void add_report_commands(CLI::App& app, Io io, Action& action) {
   add_cost_options(*sweep, so->run);
   add_comm_options(*sweep, so->run);
   add_model_options(*sweep, so->run);
+  add_slice_options(*sweep, so->run);
   add_iteration_options(*sweep, so->run);
   auto* csv = sweep->add_flag("--csv", so->csv, "print CSV (one row per point) instead of a table");
   auto* json = sweep->add_flag("--json", so->json, "print JSON (schema ppsim.sweep/1)");

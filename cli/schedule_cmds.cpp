@@ -7,6 +7,7 @@
 #include "sim/simulator.hpp"
 #include "sim/validate.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <memory>
@@ -105,8 +106,10 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
         return 0;
       }
       check_schedule(s, *file);
-      io.out << fmt::format("{}: valid: {} tasks on {} devices, {} stages, {} micro-batches\n",
-                            *file, s.task_count(), s.devices, s.stages(), s.microbatches);
+      const int slices = std::max(1, s.slices);
+      io.out << fmt::format("{}: valid: {} tasks on {} devices, {} stages, {} micro-batches{}\n",
+                            *file, s.task_count(), s.devices, s.stages(), s.microbatches / slices,
+                            slices > 1 ? fmt::format(" of {} slices", slices) : std::string());
       return 0;
     };
   });

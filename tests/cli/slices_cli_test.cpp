@@ -73,3 +73,33 @@ TEST_CASE("bad slices on the command line are refused with their exit code", "[c
   CHECK(seq.code == 3);
   CHECK_THAT(seq.err, Catch::Contains("out of range"));
 }
+
+TEST_CASE("sweep takes --slices like simulate: the same figures point by point", "[cli][seq1f1b][sweep]") {
+  const auto r = run_ppsim({"sweep", "-s", "seq1f1b,seq-zb-h1,interleaved-seq1f1b", "-p", "4",
+                            "-m", "8", "--slices", "2", "--costs", "F=2,B=2,W=2", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const std::vector<double> known = {57, 51, 52.5};  // data/baselines/known-answers.json
+  REQUIRE(j.at("points").size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& pt = j.at("points")[i];
+    CAPTURE(pt.dump());
+    CHECK(pt.at("cost_ms") == known[i]);
+    CHECK(pt.at("m") == 8);
+  }
+  // and a schedule without slices is a rejected point with the reason, as in compare
+  const auto mixed = run_ppsim({"sweep", "-s", "1f1b", "-p", "4", "-m", "8", "--slices", "2",
+                                "--costs", "F=2,B=2,W=2"});
+  CHECK_THAT(mixed.out + mixed.err, Catch::Contains("are for seq1f1b, seq-zb-h1 and interleaved-seq1f1b only"));
+  CHECK(run_ppsim({"sweep", "-s", "seq1f1b", "-p", "4", "-m", "8", "--slices", "65"}).code == 2);
+}
+
+TEST_CASE("validate counts a sliced file's micro-batches whole", "[cli][seq1f1b]") {
+  ppsim::test::TempDir dir("slices-validate");
+  const std::string file = dir / "is.json";
+  REQUIRE(run_ppsim({"export", "-s", "interleaved-seq1f1b", "--slices", "2", "-p", "4", "-m", "4",
+                     "--format", "json", "-o", file}).code == 0);
+  const auto r = run_ppsim({"validate", file});
+  CHECK(r.code == 0);
+  CHECK(r.out == file + ": valid: 128 tasks on 4 devices, 8 stages, 4 micro-batches of 2 slices\n");
+}
