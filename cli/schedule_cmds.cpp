@@ -106,10 +106,8 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
         return 0;
       }
       check_schedule(s, *file);
-      const int slices = std::max(1, s.slices);
-      io.out << fmt::format("{}: valid: {} tasks on {} devices, {} stages, {} micro-batches{}\n",
-                            *file, s.task_count(), s.devices, s.stages(), s.microbatches / slices,
-                            slices > 1 ? fmt::format(" of {} slices", slices) : std::string());
+      io.out << fmt::format("{}: valid: {} tasks on {} devices, {} stages, {}\n",
+                            *file, s.task_count(), s.devices, s.stages(), microbatches_text(s));
       return 0;
     };
   });

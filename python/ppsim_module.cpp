@@ -167,7 +167,7 @@ py::list timeline_of(const Run& r) {
       row["stage"] = t.task.stage;
       row["chunk"] = topo.chunk_of(t.task.stage);
       // a sliced run's unit is mb * slices + slice (FB cells are never sliced)
-      const int slices = std::max(1, r.schedule.slices);
+      const int slices = r.schedule.slice_count();
       row["microbatch"] = t.task.microbatch / slices;
       if (slices > 1) row["slice"] = t.task.microbatch % slices;
       if (t.task.kind == Kind::FB) {

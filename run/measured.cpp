@@ -259,11 +259,11 @@ MeasuredRun measured_run(const ImportedTrace& trace, const CostSpec& memory) {
                                              trace.files.size() == 1 ? "" : "s")},
                       {"devices", fmt::format("{}", devices)},
                       {"stages", fmt::format("{}", stages)},
-                      {"microbatches", trace.slices > 1
-                                           ? fmt::format("{} of {} slices", microbatches / trace.slices, trace.slices)
-                                           : fmt::format("{}", microbatches)},
+                      {"microbatches", fmt::format("{}", m.run.schedule.whole_microbatches())},
                       {"iteration", fmt::format("{} of {}", trace.iteration, trace.iterations)},
                       {"clock", trace.device_time ? "device (GPU annotations)" : "host"}};
+  if (trace.slices > 1)
+    m.run.parameters.emplace_back("slices", fmt::format("{} per micro-batch", trace.slices));
   return m;
 }
 

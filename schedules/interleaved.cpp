@@ -24,6 +24,43 @@ void check_chunks(std::string_view name, const ScheduleSpec& spec, bool groups_o
                                   name, spec.microbatches, spec.devices, v));
 }
 
+// Megatron's interleaved order on the loop placement, p devices x v chunks, over m micro-batches
+// of k slices (a unit is mb * k + slice; k = 1: none). Megatron walks "virtual micro-batches"
+// i = 0..v*m*k-1 in groups of p per chunk: i -> chunk (i mod pv) / p and the chunk's unit
+// j = (i / pv) * p + i mod p; backwards walk the chunks in reverse and each micro-batch's slices
+// from the last (backward_unit). Warm-up 2(p-1-d) + (v-1)p + k-1 forwards, clamped; then one F
+// one BW; then the cool-down BWs.
+Schedule build_interleaved(std::string name, int p, int v, int m, int k) {
+  const int units = m * k;
+  Schedule s = make_pipeline(std::move(name), p, units, loop_placement(p, v));
+  s.slices = k;
+  const Topology topo(s);
+  const int total = v * units;  // virtual micro-batches per device
+  for (int d = 0; d < p; ++d) {
+    auto& out = s.order[ix(d)];
+    out.reserve(ix(2 * total));
+    // Megatron's get_model_chunk_id, and the unit that chunk is at.
+    auto task = [&](Kind kind, int i) {
+      const int in_group = i % (p * v);
+      int chunk = in_group / p;
+      if (kind != Kind::F) chunk = v - 1 - chunk;
+      const int j = (i / (p * v)) * p + in_group % p;
+      return Task::make(kind, topo.device_stages(d)[ix(chunk)], kind == Kind::F ? j : backward_unit(j, k));
+    };
+    const int warmup = std::min(2 * (p - 1 - d) + (v - 1) * p + (k - 1), total);
+    // warm-up: forwards only
+    for (int i = 0; i < warmup; ++i) out.push_back(task(Kind::F, i));
+    // steady: one F, one BW
+    for (int i = 0; i < total - warmup; ++i) {
+      out.push_back(task(Kind::F, warmup + i));
+      out.push_back(task(Kind::BW, i));
+    }
+    // cool-down: the backwards still owed
+    for (int i = total - warmup; i < total; ++i) out.push_back(task(Kind::BW, i));
+  }
+  return s;
+}
+
 } // namespace
 
 void check_chunk_count(std::string_view name, const ScheduleSpec& spec, int v) {
@@ -68,33 +105,7 @@ Schedule make_interleaved_1f1b(const ScheduleSpec& spec) {
                              {.warmup = [](int pp, int d) { return pp - d; },
                               .w_delay = [](int, int) { return 0; },
                               .split = false});
-
-  Schedule s = make_pipeline(std::string(name), p, m, loop_placement(p, v));
-  const Topology topo(s);
-  const int total = v * m;  // virtual micro-batches per device
-  for (int d = 0; d < p; ++d) {
-    auto& out = s.order[ix(d)];
-    out.reserve(ix(2 * total));
-    // Megatron's get_model_chunk_id, and the micro-batch that chunk is at.
-    auto task = [&](Kind kind, int k) {
-      const int in_group = k % (p * v);
-      int chunk = in_group / p;
-      if (kind != Kind::F) chunk = v - 1 - chunk;
-      const int mb = (k / (p * v)) * p + in_group % p;
-      return Task::make(kind, topo.device_stages(d)[ix(chunk)], mb);
-    };
-    const int warmup = std::min(2 * (p - 1 - d) + (v - 1) * p, total);
-    // warm-up: forwards only
-    for (int k = 0; k < warmup; ++k) out.push_back(task(Kind::F, k));
-    // steady: one F, one BW
-    for (int k = 0; k < total - warmup; ++k) {
-      out.push_back(task(Kind::F, warmup + k));
-      out.push_back(task(Kind::BW, k));
-    }
-    // cool-down: the backwards still owed
-    for (int k = total - warmup; k < total; ++k) out.push_back(task(Kind::BW, k));
-  }
-  return s;
+  return build_interleaved(std::string(name), p, v, m, 1);
 }
 
 void check_interleaved_seq1f1b(std::string_view name, const ScheduleSpec& spec) {
@@ -135,31 +146,7 @@ Schedule make_interleaved_seq1f1b(const ScheduleSpec& spec) {
     one.name = std::string(name);
     return one;
   }
-  const int p = spec.devices, k = spec.slices, units = spec.microbatches * spec.slices;
-  Schedule s = make_pipeline(std::string(name), p, units, loop_placement(p, v));
-  s.slices = k;
-  const Topology topo(s);
-  const int total = v * units;
-  const auto backward = [k](int j) { return (j / k) * k + (k - 1 - j % k); };
-  for (int d = 0; d < p; ++d) {
-    auto& out = s.order[ix(d)];
-    out.reserve(ix(2 * total));
-    auto task = [&](Kind kind, int i) {
-      const int in_group = i % (p * v);
-      int chunk = in_group / p;
-      if (kind != Kind::F) chunk = v - 1 - chunk;
-      const int j = (i / (p * v)) * p + in_group % p;  // the chunk's j-th unit
-      return Task::make(kind, topo.device_stages(d)[ix(chunk)], kind == Kind::F ? j : backward(j));
-    };
-    const int warmup = std::min(2 * (p - 1 - d) + (v - 1) * p + (k - 1), total);
-    for (int i = 0; i < warmup; ++i) out.push_back(task(Kind::F, i));
-    for (int i = 0; i < total - warmup; ++i) {
-      out.push_back(task(Kind::F, warmup + i));
-      out.push_back(task(Kind::BW, i));
-    }
-    for (int i = total - warmup; i < total; ++i) out.push_back(task(Kind::BW, i));
-  }
-  return s;
+  return build_interleaved(std::string(name), spec.devices, v, spec.microbatches, spec.slices);
 }
 
 // Breadth-first looped (Lamy-Poirier, Breadth-First Pipeline Parallelism, MLSys 2023),

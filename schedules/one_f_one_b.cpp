@@ -9,25 +9,28 @@
 
 namespace ppsim {
 
-Schedule build_1f1b_family(std::string name, int p, int m, const OneFOneBShape& shape) {
-  Schedule s = make_pipeline(std::move(name), p, m, loop_placement(p, 1));
+Schedule build_1f1b_family(std::string name, int p, int m, const OneFOneBShape& shape,
+                           int slices) {
+  const int k = slices, units = m * k;
+  Schedule s = make_pipeline(std::move(name), p, units, loop_placement(p, 1));
+  s.slices = k;
   for (int d = 0; d < p; ++d) {
     auto& out = s.order[static_cast<std::size_t>(d)];
-    out.reserve(static_cast<std::size_t>(shape.split ? 3 * m : 2 * m));
-    const int warmup = std::clamp(shape.warmup(p, d), 1, m);
+    out.reserve(static_cast<std::size_t>(shape.split ? 3 * units : 2 * units));
+    const int warmup = std::clamp(shape.warmup(p, d) + k - 1, 1, units);
     const int delay = shape.w_delay(p, d);
     int f = 0, b = 0, w = 0;
     // warm-up: forwards only
     for (; f < warmup; ++f) out.push_back(Task::make(Kind::F, d, f));
     // steady and cool-down: 1 backward, maybe 1 W, 1 forward while any are left
-    while (b < m) {
-      out.push_back(Task::make(shape.split ? Kind::B : Kind::BW, d, b++));
-      if (shape.split && b - w > delay) out.push_back(Task::make(Kind::W, d, w++));
-      if (f < m) out.push_back(Task::make(Kind::F, d, f++));
+    while (b < units) {
+      out.push_back(Task::make(shape.split ? Kind::B : Kind::BW, d, backward_unit(b++, k)));
+      if (shape.split && b - w > delay) out.push_back(Task::make(Kind::W, d, backward_unit(w++, k)));
+      if (f < units) out.push_back(Task::make(Kind::F, d, f++));
     }
     // flush: the deferred W
     if (shape.split)
-      for (; w < m; ++w) out.push_back(Task::make(Kind::W, d, w));
+      for (; w < units; ++w) out.push_back(Task::make(Kind::W, d, backward_unit(w, k)));
   }
   return s;
 }
@@ -78,55 +81,23 @@ void check_slice_count(std::string_view name, const ScheduleSpec& spec) {
                                   limits::kMaxMicrobatches));
 }
 
-namespace {
-
-// 1F1B over sequence slices (Seq1F1B's order): device d runs min(p - d - 2 + s, m s) slices'
-// F first (1F1B's p - d - 1 plus the slices after the first: a micro-batch's backward starts at
-// its last slice), then one F and one backward, the backwards of a micro-batch from its last
-// slice down, then the rest of the backwards. With `split`, each backward is a B, and device d
-// keeps `w_delay(d)` W behind its B (ZB-H1's deferral), flushing them at the end.
-template <class Delay>
-Schedule build_seq_family(std::string name, const ScheduleSpec& spec, bool split, Delay w_delay) {
-  check_seq1f1b(name, spec);
-  const int p = spec.devices, m = spec.microbatches, k = spec.slices;
-  const int units = m * k;
-  Schedule s = make_pipeline(std::move(name), p, units, loop_placement(p, 1));
-  s.slices = k;
-  // the i-th backward of a device: micro-batch i / k, its slices from the last
-  const auto backward = [k](int i) { return (i / k) * k + (k - 1 - i % k); };
-  for (int d = 0; d < p; ++d) {
-    auto& out = s.order[static_cast<std::size_t>(d)];
-    out.reserve((split ? 3 : 2) * static_cast<std::size_t>(units));
-    const int warmup = std::min(p - d - 2 + k, units);
-    const int delay = w_delay(d);
-    int b = 0, w = 0;
-    const auto push_backward = [&] {
-      out.push_back(Task::make(split ? Kind::B : Kind::BW, d, backward(b++)));
-      if (split && b - w > delay) out.push_back(Task::make(Kind::W, d, backward(w++)));
-    };
-    for (int i = 0; i < warmup; ++i) out.push_back(Task::make(Kind::F, d, i));
-    for (int i = 0; i < units - warmup; ++i) {
-      out.push_back(Task::make(Kind::F, d, warmup + i));
-      push_backward();
-    }
-    while (b < units) push_backward();
-    if (split)
-      while (w < units) out.push_back(Task::make(Kind::W, d, backward(w++)));
-  }
-  return s;
-}
-
-} // namespace
-
 // Seq1F1B (Sun et al., NAACL 2025), 1F1B over sequence slices, p = 4, m = 2, 2 slices (a.b is
 // micro-batch a's slice b, X the fused backward):
 //   rank0: F0.0 F0.1 F1.0 F1.1 X0.1 X0.0 X1.1 X1.0
 //   rank1: F0.0 F0.1 F1.0 F1.1 X0.1 X0.0 X1.1 X1.0
 //   rank2: F0.0 F0.1 F1.0 X0.1 F1.1 X0.0 X1.1 X1.0
 //   rank3: F0.0 F0.1 X0.1 F1.0 X0.0 F1.1 X1.1 X1.0
-// The order of the zero-bubble authors' seq1f1b.py (main branch), written anew.
+// Device d runs min(p - d - 2 + s, m s) slices' F first (1F1B's p - d - 1 plus the slices
+// after the first), then one F and one backward, then the rest of the backwards: 1F1B's
+// builder over the slices. The order of the zero-bubble authors' seq1f1b.py (main branch),
+// written anew.
 Schedule make_seq1f1b(const ScheduleSpec& spec) {
-  return build_seq_family("seq1f1b", spec, false, [](int) { return 0; });
+  check_seq1f1b("seq1f1b", spec);
+  return build_1f1b_family("seq1f1b", spec.devices, spec.microbatches,
+                           {.warmup = [](int p, int d) { return p - d; },
+                            .w_delay = [](int, int) { return 0; },
+                            .split = false},
+                           spec.slices);
 }
 
 // ZB-H1 over sequence slices: Seq1F1B's order with B and W split, device d keeping d W behind
@@ -136,7 +107,12 @@ Schedule make_seq1f1b(const ScheduleSpec& spec) {
 // With one slice it is ZB-H1 exactly. ppsim's own: the zero-bubble authors' token-level
 // zero-bubble scheduler (token_level_zero_bubble.py on their main branch) is an empty file.
 Schedule make_seq_zb_h1(const ScheduleSpec& spec) {
-  return build_seq_family("seq-zb-h1", spec, true, [](int d) { return d; });
+  check_seq1f1b("seq-zb-h1", spec);
+  return build_1f1b_family("seq-zb-h1", spec.devices, spec.microbatches,
+                           {.warmup = [](int p, int d) { return p - d; },
+                            .w_delay = [](int, int d) { return d; },
+                            .split = true},
+                           spec.slices);
 }
 
 } // namespace ppsim

@@ -30,7 +30,7 @@ Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& co
       {"devices", fmt::format("{}", schedule.devices)},
       {"stages", fmt::format("{}", schedule.stages())},
       {"chunks", fmt::format("{}", schedule.chunks())},
-      {"microbatches", fmt::format("{}", schedule.microbatches / std::max(1, schedule.slices))},
+      {"microbatches", fmt::format("{}", schedule.whole_microbatches())},
       {"placement", placement_name(schedule)},
       {"costs", costs.source},
   };

@@ -3,6 +3,7 @@
 
 
 #include <algorithm>
+#include <string>
 
 namespace ppsim {
 
@@ -100,6 +101,13 @@ Topology::Topology(const Schedule& schedule)
     const int d = schedule.stage_device[idx(s)];
     if (d >= 0 && d < P) device_stage_list_[idx(fill[idx(d)]++)] = s;
   }
+}
+
+std::string microbatches_text(const Schedule& s) {
+  const int m = s.whole_microbatches();
+  std::string text = std::to_string(m) + (m == 1 ? " micro-batch" : " micro-batches");
+  if (s.slice_count() > 1) text += " of " + std::to_string(s.slice_count()) + " slices";
+  return text;
 }
 
 } // namespace ppsim

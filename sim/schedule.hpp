@@ -35,9 +35,18 @@ struct Schedule {
   /// Stages of one route per device: each stage holds 1/chunks of a device-stage's layers.
   [[nodiscard]] int chunks() const;
   [[nodiscard]] std::size_t task_count() const;
+  /// Slices per micro-batch, at least 1; a task's micro-batch field `unit` is slice
+  /// unit % slice_count() of micro-batch unit / slice_count().
+  [[nodiscard]] int slice_count() const { return slices > 1 ? slices : 1; }
+  /// Whole micro-batches (`microbatches` counts the slices).
+  [[nodiscard]] int whole_microbatches() const { return microbatches / slice_count(); }
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };
+
+/// The micro-batches as reports write them: `8 micro-batches`, `1 micro-batch`, or
+/// `8 micro-batches of 2 slices` in a sliced schedule.
+[[nodiscard]] std::string microbatches_text(const Schedule& s);
 
 /// Stage c*p + d on device d (Megatron's interleaved placement); chunks = 1 is the plain pipeline.
 [[nodiscard]] std::vector<int> loop_placement(int devices, int chunks);

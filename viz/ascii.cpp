@@ -46,7 +46,7 @@ class AsciiWriter {
 public:
   AsciiWriter(const Run& run, const AsciiOptions& options)
       : run_(run), tl_(run.timeline), topo_(run.schedule),
-        multi_chunk_(run.schedule.chunks() > 1), slices_(std::max(1, run.schedule.slices)) {
+        multi_chunk_(run.schedule.chunks() > 1), slices_(run.schedule.slice_count()) {
     if (options.width < 0 || options.width > max_width) {
       throw ConfigError(fmt::format("ascii: width must be between 0 (automatic) and {} (got "
                                     "width={})",

@@ -39,7 +39,7 @@ class TraceWriter {
 public:
   TraceWriter(std::ostream& out, const Run& run)
       : sink_(out), run_(run), tl_(run.timeline), topo_(run.schedule),
-        multi_chunk_(run.schedule.chunks() > 1), slices_(std::max(1, run.schedule.slices)) {}
+        multi_chunk_(run.schedule.chunks() > 1), slices_(run.schedule.slice_count()) {}
 
   void write() {
     // NOTE: no displayTimeUnit: older Perfetto versions read it as the unit of ts.

@@ -59,13 +59,11 @@ std::string import_json(const MeasuredRun& m, const CostFit& fit) {
 }
 
 void write_import_report(std::ostream& out, const MeasuredRun& m, const CostFit& fit) {
-  const int slices = std::max(1, m.run.schedule.slices);
-  out << fmt::format("measured run: {} ({} file{}), {} devices, {} stages, {} micro-batches{}, "
+  out << fmt::format("measured run: {} ({} file{}), {} devices, {} stages, {}, "
                      "iteration {} of {}, {} clock\n",
                      m.format, m.files.size(), m.files.size() == 1 ? "" : "s",
                      m.run.schedule.devices, m.run.schedule.stages(),
-                     m.run.schedule.microbatches / slices,
-                     slices > 1 ? fmt::format(" of {} slices", slices) : std::string(),
+                     microbatches_text(m.run.schedule),
                      m.iteration, m.iterations, m.device_time ? "device" : "host");
   bool moved = false;
   for (const Ticks t : m.clock_offset) moved = moved || t != 0;

@@ -68,7 +68,7 @@ ojson to_json(const Run& run) {
   j["devices"] = s.devices;
   j["stages"] = s.stages();
   j["chunks"] = s.chunks();
-  j["microbatches"] = s.microbatches / K / std::max(1, s.slices);
+  j["microbatches"] = s.whole_microbatches() / K;
   if (s.slices > 1) j["slices"] = s.slices;
   j["placement"] = placement_name(s);
   j["tasks"] = s.task_count() / static_cast<std::size_t>(K);
@@ -340,7 +340,7 @@ void write_table(std::ostream& out, const std::vector<TableRow>& rows) {
     const Metrics& m = r.metrics;
     out << fmt::format("{:<18} {:>4} {:>5} {:>3} {:>12} {:>12} {:>12} {:>8} {:>8} {:>7} {:>8}",
                        r.schedule.name, r.schedule.devices,
-                       r.schedule.microbatches / iteration_count(r) / std::max(1, r.schedule.slices),
+                       r.schedule.whole_microbatches() / iteration_count(r),
                        r.schedule.chunks(),
                        human_ms(m.makespan), human_ms(m.cost), human_ms(m.ideal),
                        human_percent(m.bubble_rate), human_percent(m.bubble_over_ideal),

@@ -237,7 +237,7 @@ private:
     const auto part = [&](Kind k, int stage, int mb) {
       std::string p = fmt::format("{} stage {}", kind_name(k), stage);
       if (run_.schedule.chunks() > 1) p += fmt::format(" (chunk {})", topo_.chunk_of(stage));
-      const int n = std::max(1, run_.schedule.slices);
+      const int n = run_.schedule.slice_count();
       return p + (n > 1 ? fmt::format(", micro-batch {}, slice {}", mb / n, mb % n)
                         : fmt::format(", micro-batch {}", mb));
     };
@@ -283,7 +283,7 @@ private:
                                         to_string(t), task_text(t),
                                         human_ms(r.start - t0_), human_ms(r.end - r.start)));
       s += "</title></rect>\n";
-      const int n = std::max(1, run_.schedule.slices);
+      const int n = run_.schedule.slice_count();
       const std::string label = t.kind == Kind::FB ? fmt::format("{}+{}", t.microbatch, t.microbatch2)
                                 : n > 1 ? fmt::format("{}.s{}", t.microbatch / n, t.microbatch % n)
                                         : fmt::format("{}", t.microbatch);
