@@ -451,6 +451,15 @@ TEST_CASE("interleaved-seq1f1b is interleaved 1F1B with one slice and seq1f1b wi
   // a group of p slices must hold whole micro-batches
   CHECK_THROWS_WITH(make_schedule("interleaved-seq1f1b", {.devices = 4, .microbatches = 8, .chunks = 2, .slices = 3}),
                     Catch::Contains("needs devices % slices == 0"));
+  // By hand, p = 2, v = 2, m = 1, two even slices, F = B = W = 1 a device-stage: a chunk's slice
+  // takes F 0.25, BW 0.5. Device 0 (stages 0, 2) runs all four F (warm-up 2 + 2 + 1, clamped),
+  // device 1 three, then F and its first backward. Device 1: 1F0 .25-.5, 1F1 .5-.75, 3F0
+  // .75-1, 3F1 1-1.25, 3BW1 1.25-1.75, 3BW0 1.75-2.25, 1BW1 2.25-2.75 (after 2BW1), 1BW0
+  // 2.75-3.25; device 0: 2BW1 1.75-2.25, 2BW0 2.25-2.75, 0BW1 2.75-3.25, 0BW0 3.25-3.75.
+  // Cost 3.75 (device 0's span), ideal 3.
+  const Run tiny = sliced_run("interleaved-seq1f1b", 2, 1, 2, "F=1,B=1,W=1");
+  CHECK(tiny.metrics.cost == Ticks{3'750'000});
+  CHECK(tiny.metrics.ideal == Ticks{3'000'000});
   // p = 4, m = 8, F = B = W = 2, two slices: 52.5 ms at 3 M_B, against interleaved 1F1B's 57 at
   // 5.5 and seq1f1b's 57 at 2.5 (pinned in data/baselines/known-answers.json)
   const Run four = sliced_run("interleaved-seq1f1b", 4, 8, 2, "F=2,B=2,W=2");
