@@ -177,11 +177,15 @@ private:
 
 } // namespace
 
+// Connections the kernel holds for the accepting thread (SOMAXCONN caps it).
+constexpr int kListenBacklog = 1024;
+
 struct PlaygroundServer::Impl {
   explicit Impl(ServeConfig c)
       : config(std::move(c)), clients(config.connections.per_client), worker(2) {}
   ServeConfig config;
   std::unique_ptr<ConnectionWatch> watch;  // made by bind, once the port is known
+  int listener{-1};                        // the listening socket (the last one httplib made)
   httplib::Server http;
   ClientCounter clients;
   Worker worker;
@@ -206,7 +210,8 @@ PlaygroundServer::PlaygroundServer(ServeConfig config)
   // restarted server bind past TIME_WAIT, and never next to a listening one.
   // TCP_DEFER_ACCEPT: a connection that sends nothing stays in the kernel and never takes a
   // thread (idle sockets used to delay everyone by the read timeout each).
-  im.http.set_socket_options([&cl](socket_t sock) {
+  im.http.set_socket_options([&im, &cl](socket_t sock) {
+    im.listener = sock;
     int yes = 1;
     (void)::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     int defer = cl.read_timeout_s;
@@ -269,6 +274,10 @@ int PlaygroundServer::bind(const std::string& host, int port) {
                                   "port {}?)",
                                   port, excerpt(host), port, port));
   }
+  // NOTE: Debian's httplib listens with a backlog of 5 (compiled into its library): clients that
+  // connect at once, faster than the accepting thread, waited for SYN-ACK retransmissions
+  // (seconds). Listening again on the bound socket sets a larger one.
+  if (impl_->listener >= 0) (void)::listen(impl_->listener, kListenBacklog);
   impl_->watch = std::make_unique<ConnectionWatch>(impl_->config.connections.request_deadline_s, bound);
   return bound;
 }
