@@ -28,6 +28,9 @@ Ticks ring_time(CollectiveKind kind, double bytes, int ranks, Ticks latency, dou
   return static_cast<Ticks>(std::llround(steps * (static_cast<double>(latency) + chunk_ns)));
 }
 
+// PyTorch DDP's default bucket (bucket_cap_mb = 25).
+constexpr double kOverlapBucketBytes = 25e6;
+
 DataParallelTail data_parallel_tail(const Timeline& timeline, const CostModel& costs,
                                     const DataParallelSync& sync, Ticks step) {
   if (sync.replicas < 1)
@@ -44,6 +47,7 @@ DataParallelTail data_parallel_tail(const Timeline& timeline, const CostModel& c
   // Per stage: its device and the end of its last weight-gradient work.
   std::vector<Ticks> ready(ix(S), -1);
   std::vector<int> device_of(ix(S), -1);
+  std::vector<Ticks> last_backward(ix(S), -1);  // the start of the stage's last B or BW
   Ticks first = -1;
   for (int d = 0; d < P; ++d) {
     const auto runs = timeline.device_runs(d);
@@ -56,6 +60,8 @@ DataParallelTail data_parallel_tail(const Timeline& timeline, const CostModel& c
         if (stage < 0 || stage >= S) return;
         device_of[ix(stage)] = d;
         if (kind == Kind::W || kind == Kind::BW) ready[ix(stage)] = std::max(ready[ix(stage)], r.end);
+        if (kind == Kind::B || kind == Kind::BW)
+          last_backward[ix(stage)] = std::max(last_backward[ix(stage)], r.start);
       });
     }
   }
@@ -64,11 +70,15 @@ DataParallelTail data_parallel_tail(const Timeline& timeline, const CostModel& c
     Ticks free = 0;  // the device's data-parallel stream
     Ticks done = tail.compute_end[ix(d)];
     // One collective of stage s's `bytes_per_param` on the stream, issued at `issue`.
-    const auto enqueue = [&](CollectiveKind kind, int s, Ticks issue, double bytes_per_param) {
+    // `after`: what it cannot end before (an overlapped reduction, its last bucket).
+    const auto enqueue = [&](CollectiveKind kind, int s, Ticks issue, double bytes_per_param,
+                             Ticks after = 0) {
       CollectiveEvent e{.device = d, .stage = s, .kind = kind, .issue = issue};
       e.bytes = costs.stage[ix(s)].params * bytes_per_param;
       e.start = std::max(issue, free);
-      e.end = add_ticks(e.start, ring_time(kind, e.bytes, sync.replicas, sync.latency, sync.gbytes_per_s));
+      e.end = std::max(add_ticks(e.start, ring_time(kind, e.bytes, sync.replicas, sync.latency,
+                                                    sync.gbytes_per_s)),
+                       after);
       free = e.end;
       done = std::max(done, e.end);
       tail.collectives.push_back(e);
@@ -81,7 +91,19 @@ DataParallelTail data_parallel_tail(const Timeline& timeline, const CostModel& c
     // device's last task
     const auto issue_of = [&](int s) { return ready[ix(s)] >= 0 ? ready[ix(s)] : tail.compute_end[ix(d)]; };
     std::stable_sort(mine.begin(), mine.end(), [&](int a, int b) { return issue_of(a) < issue_of(b); });
-    for (const int s : mine) enqueue(reduce, s, issue_of(s), sync.grad_bytes_per_param);
+    for (const int s : mine) {
+      if (!sync.overlap || last_backward[ix(s)] < 0) {
+        enqueue(reduce, s, issue_of(s), sync.grad_bytes_per_param);
+        continue;
+      }
+      // NOTE: overlapped, as DDP's buckets: the reduction runs beside the last backward, but
+      // its last bucket is ready only with the last weight gradients.
+      const Ticks last_bucket = add_ticks(
+          issue_of(s), ring_time(reduce, std::min(kOverlapBucketBytes, costs.stage[ix(s)].params *
+                                                                        sync.grad_bytes_per_param),
+                                 sync.replicas, sync.latency, sync.gbytes_per_s));
+      enqueue(reduce, s, last_backward[ix(s)], sync.grad_bytes_per_param, last_bucket);
+    }
     tail.step_start[ix(d)] = done;
     done = add_ticks(done, step);
     if (sync.shard) {

@@ -29,6 +29,10 @@ struct DataParallelSync {
   double gbytes_per_s{0};  ///< per replica and direction (1 GB = 1e9 bytes); 0 = no size term
   double grad_bytes_per_param{4};   ///< what is reduced: fp32 gradients (Megatron's main_grad)
   double param_bytes_per_param{2};  ///< what is gathered: the model's dtype
+  /// A stage's reduction starts with its last backward (B or BW) instead of after its last
+  /// weight gradients, and ends no earlier than the reduction of its last 25 MB bucket after
+  /// them (PyTorch DDP, Megatron's --overlap-grad-reduce).
+  bool overlap{false};
 
   /// True when there is something to synchronise.
   [[nodiscard]] bool any() const { return replicas > 1; }

@@ -10,7 +10,8 @@
 namespace ppsim {
 
 Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& comm,
-                 const OffloadPlan& offload, const DataParallelSync& data_parallel) {
+                 const OffloadPlan& offload, const DataParallelSync& data_parallel,
+                 Ticks optimizer_step) {
   require_valid(schedule);
   Run run;
   run.costs = cost_model_for(costs, schedule);
@@ -51,9 +52,10 @@ Run run_schedule(Schedule schedule, const CostSpec& costs, const CommOptions& co
     run.parameters.emplace_back("slow", slow);
   }
   run.schedule = std::move(schedule);
-  if (data_parallel.any())
+  if (data_parallel.any() || optimizer_step > 0)
     attach_data_parallel(run, data_parallel,
-                         data_parallel_tail(run.timeline, run.costs, data_parallel, 0), 0);
+                         data_parallel_tail(run.timeline, run.costs, data_parallel, optimizer_step),
+                         optimizer_step);
   return run;
 }
 
@@ -70,6 +72,8 @@ void attach_data_parallel(Run& run, const DataParallelSync& sync, const DataPara
     run.metrics.per_device[static_cast<std::size_t>(e.device)].dp_busy += e.end - e.start;
   run.metrics.exposed_dp = tail.iteration_end - add_ticks(tail.last_end, step);
   run.iterations.iteration_time = tail.iteration_end - tail.first_start;
+  if (step > 0) run.parameters.emplace_back("optimizer step", fmt::format("{:.4g} ms", ticks_to_ms(step)));
+  if (!sync.any()) return;
   run.parameters.emplace_back(
       "data parallel",
       fmt::format("{} replicas, {} of the gradients ({:g} bytes per parameter){} over {} GB/s, {} "

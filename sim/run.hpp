@@ -56,17 +56,20 @@ struct Run {
 /// Whether the run has an iteration time beyond its makespan: several iterations, an optimizer
 /// step or a data-parallel tail (then run.iterations.iteration_time holds it).
 [[nodiscard]] inline bool has_iteration_time(const Run& run) {
-  return run.iterations.options.requested() || run.data_parallel.any();
+  return run.iterations.options.requested() || run.data_parallel.any() ||
+         run.iterations.iteration_time > 0;
 }
 
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's
 /// stages, simulates (under `comm`, with `offload`'s copies), adds the data-parallel tail of
-/// `data_parallel` (data_parallel_tail, no optimizer step) and measures.
+/// `data_parallel` (data_parallel_tail) with `optimizer_step` on every device after its last
+/// task or collective, and measures.
 ///
 ///   Run r = run_schedule(make_schedule("1f1b", {4, 8}), parse_costs("F=1,B=1,W=1"));
 [[nodiscard]] Run run_schedule(Schedule schedule, const CostSpec& costs,
                                const CommOptions& comm = {}, const OffloadPlan& offload = {},
-                               const DataParallelSync& data_parallel = {});
+                               const DataParallelSync& data_parallel = {},
+                               Ticks optimizer_step = 0);
 
 /// Puts `tail` (data_parallel_tail of run's one-iteration timeline under `sync` with an optimizer
 /// step of `step`) into the run: its collectives into the timeline, dp_busy and exposed_dp into

@@ -218,9 +218,10 @@ void write_run_report(std::ostream& out, const Run& run) {
                        sync_name(run.iterations.options.sync));
     out << fmt::format("{:<13} {} M_B   (peak over all iterations)\n", "peak (all)",
                        memory(peak_all_iterations(run)));
-  } else if (dp) {
-    out << fmt::format("{:<13} {} ms   (from the first task to the last collective's end)\n",
-                       "iteration", human_ms(run.iterations.iteration_time));
+  } else if (dp || run.iterations.iteration_time > 0) {
+    out << fmt::format("{:<13} {} ms   (from the first task to the end of {})\n", "iteration",
+                       human_ms(run.iterations.iteration_time),
+                       dp ? "the last collective or optimizer step" : "the optimizer step");
   }
   if (run.samples) {
     const SampleSummary& s = *run.samples;
