@@ -191,6 +191,13 @@ void add_model_options(CLI::App& cmd, RunOptions& o) {
                  "gradients, all-gather of the parameters after the optimizer step)");
   cmd.add_option("--tp", o.tp,
                  "with --model: tensor-parallel ranks per stage (with sequence parallelism)");
+  cmd.add_option("--sequence-parallel", o.sequence_parallel,
+                 "with --model and --tp: on (default; norms and dropouts on s/tp tokens) or off "
+                 "(Megatron's tensor parallelism of 2021: they run on every token, all-reduces)")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd.add_flag("--overlap-grad-reduce", o.overlap_grad_reduce,
+               "with --model and --dp: a stage's gradient reduction may start when its last "
+               "backward starts (DDP's buckets, Megatron's --overlap-grad-reduce)");
   cmd.add_option("--recompute", o.recompute,
                  "with --model: none, selective, full, full:N (the first N layers of each stage), "
                  "one per stage (selective,none,full:2), or auto (per stage the cheapest that fits)");
@@ -205,7 +212,9 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
     for (const auto& [flag, given] :
          {std::pair{"--device", !o.device.empty()}, {"--layout", !o.layout.empty()},
           {"--layers-per-stage", !o.layers_per_stage.empty()},
-          {"--recompute", !o.recompute.empty()}, {"--seq", !o.seq.empty()}})
+          {"--recompute", !o.recompute.empty()}, {"--seq", !o.seq.empty()},
+          {"--sequence-parallel", !o.sequence_parallel.empty()},
+          {"--overlap-grad-reduce", o.overlap_grad_reduce}})
       if (given) throw ConfigError(fmt::format("{} needs --model", flag));
     return std::nullopt;
   }
@@ -222,7 +231,11 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
     for (const std::string& item : split_list(o.layers_per_stage, "--layers-per-stage"))
       w.layers_per_stage.push_back(
           static_cast<int>(parse_integer(item, "--layers-per-stage", 0, 4096)));
-  w.training = TrainingSpec{o.dp, o.zero, o.tp};
+  w.training = TrainingSpec{.dp = o.dp,
+                            .zero = o.zero,
+                            .tp = o.tp,
+                            .sequence_parallel = o.sequence_parallel != "off",
+                            .overlap_grad_reduce = o.overlap_grad_reduce};
   apply_recompute(w, parse_recompute(o.recompute));
   return w;
 }
@@ -338,9 +351,9 @@ bool runs_without_full_parts(const std::vector<std::string>& args) {
   if (args.size() == 1 && args.front() == "--version") return true;
   // The commands of ppsim_cli (cli::add_core_commands ... add_measured_commands); a test checks
   // that this list is every command but calibrate, execute, serve, man and completion.
-  static constexpr std::array<std::string_view, 12> front = {
+  static constexpr std::array<std::string_view, 13> front = {
       "list", "simulate", "compare", "sweep", "check", "validate",
-      "export", "models", "costs", "plan", "import", "diff"};
+      "export", "models", "costs", "plan", "validate-model", "import", "diff"};
   if (args.empty() || std::find(front.begin(), front.end(), args.front()) == front.end())
     return false;
   for (std::size_t i = 1; i < args.size(); ++i) {

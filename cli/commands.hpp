@@ -52,6 +52,8 @@ struct RunOptions {
   int dp{1};                     ///< --dp
   int zero{0};                   ///< --zero 0|1
   int tp{1};                     ///< --tp
+  std::string sequence_parallel;  ///< --sequence-parallel on|off ("" = on)
+  bool overlap_grad_reduce{false};  ///< --overlap-grad-reduce
   std::string recompute;         ///< --recompute none|selective|full|full:N|auto|per stage
   std::string mem_capacity;      ///< --mem-capacity 80GiB
   int iterations{1};           ///< --iterations K

@@ -11,7 +11,9 @@
 #include "io/model_file.hpp"
 #include "io/text_parse.hpp"
 #include "run/plan.hpp"
+#include "run/published.hpp"
 #include "run/transformer.hpp"
+#include "viz/page_assets.hpp"
 #include "viz/html_report.hpp"
 #include "sim/errors.hpp"
 #include "io/numbers.hpp"
@@ -62,7 +64,51 @@ std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Lay
   j["message_bytes"] = mc.message_bytes;
   j["dp"] = w.training.dp;
   j["zero"] = w.training.zero;
+  j["tp"] = w.training.tp;
+  if (!mc.times.empty()) {
+    // where each stage's time goes, per task kind (B without R, R its recomputed forward)
+    const auto parts = [](const TimeParts& t) {
+      nlohmann::ordered_json e;
+      e["gemm_ms"] = t.gemm;
+      e["attention_ms"] = t.attention;
+      e["memory_ms"] = t.memory;
+      e["tp_comm_ms"] = t.tp_comm;
+      e["overhead_ms"] = t.overhead;
+      return e;
+    };
+    nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < mc.times.size(); ++i) {
+      nlohmann::ordered_json e;
+      e["F"] = parts(mc.times[i].F);
+      e["B"] = parts(mc.times[i].B);
+      e["W"] = parts(mc.times[i].W);
+      e["R"] = parts(mc.times[i].R);
+      e["optimizer_ms"] = mc.optimizer_ms[i];
+      stages.push_back(std::move(e));
+    }
+    j["breakdown"] = std::move(stages);
+  }
   return j.dump();
+}
+
+// Where each stage's F + B + W of one micro-batch goes, and its optimizer step.
+void write_breakdown(std::ostream& out, const ModelCosts& mc) {
+  out << fmt::format("\n{:>5}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  {:>12}\n", "stage",
+                     "gemm_ms", "attn_ms", "memory_ms", "tp_ms", "kernel_ms", "memory",
+                     "optimizer_ms");
+  for (std::size_t i = 0; i < mc.times.size(); ++i) {
+    TimeParts all = mc.times[i].F;
+    all += mc.times[i].B;
+    all += mc.times[i].W;
+    all += mc.times[i].R;
+    const auto ms = [](double v) { return human_ms(ms_to_ticks(v, "a part of a stage's time")); };
+    out << fmt::format("{:>5}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  {:>12}\n", i, ms(all.gemm),
+                       ms(all.attention), ms(all.memory), ms(all.tp_comm), ms(all.overhead),
+                       human_percent(all.total() > 0 ? all.memory / all.total() : 0),
+                       ms(mc.optimizer_ms[i]));
+  }
+  out << "(F + B + W of one micro-batch: weight GEMMs, attention core, memory-bound kernels, "
+         "tensor-parallel collectives, kernels' fixed cost; memory: the memory-bound share)\n";
 }
 
 int run_costs(const CostsOptions& o, Io io) {
@@ -125,6 +171,7 @@ int run_costs(const CostsOptions& o, Io io) {
                           human_bytes(c.state_bytes),
                           recomputes ? fmt::format(" {:>10}", human_ms(c.R)) : "");
   }
+  if (!mc.times.empty()) write_breakdown(io.out, mc);
   return kExitOk;
 }
 
@@ -232,6 +279,96 @@ int run_plan(const PlanOptions& o, Io io) {
   return plan.best >= 0 ? kExitOk : kExitInfeasible;
 }
 
+struct ValidateOptions {
+  std::string file;
+  std::string device;
+  bool json{false};
+  std::string fail_above;
+};
+
+nlohmann::ordered_json summary_json(const ValidationSummary& s) {
+  nlohmann::ordered_json j;
+  j["runs"] = s.count;
+  j["mean_abs_error"] = s.mean_abs_error;
+  j["max_abs_error"] = s.max_abs_error;
+  return j;
+}
+
+int run_validate_model(const ValidateOptions& o, Io io) {
+  PublishedRuns runs = o.file.empty()
+                           ? parse_published_json(published_megatron_2021(),
+                                                  "data/published/megatron-2021.json (built in)")
+                           : load_published(o.file);
+  double fail_above = -1;
+  if (!o.fail_above.empty())
+    fail_above = parse_non_negative(o.fail_above, "--fail-above") / 100;
+  if (!o.device.empty()) {
+    const DeviceSpec device = load_device(o.device);
+    for (PublishedRun& r : runs.runs) r.device = device;
+  }
+  const Validation v = validate_published(runs);
+  io.progress.finish();
+  const auto failed = [&] {
+    if (fail_above < 0) return false;
+    return std::any_of(v.rows.begin(), v.rows.end(), [&](const ValidationRow& r) {
+      return !r.run.fit && std::abs(r.error) > fail_above;
+    });
+  }();
+  const int code = failed ? kExitRegression : kExitOk;
+  if (o.json) {
+    nlohmann::ordered_json doc;
+    doc["schema"] = "ppsim.validation/1";
+    doc["source"] = runs.source;
+    doc["flops"] = runs.flops;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const ValidationRow& r : v.rows) {
+      nlohmann::ordered_json e;
+      e["name"] = r.run.name;
+      e["use"] = r.run.fit ? "fit" : "check";
+      e["source"] = r.run.source;
+      e["device"] = r.run.device.name;
+      e["schedule"] = r.run.schedule;
+      e["tp"] = r.run.tp;
+      e["pp"] = r.run.pp;
+      e["dp"] = r.dp;
+      e["microbatches"] = r.microbatches;
+      e["measured_tflops"] = r.run.measured_tflops;
+      e["predicted_tflops"] = r.predicted_tflops;
+      e["error"] = r.error;
+      e["iteration_ms"] = r.iteration_ms;
+      e["bubble_rate"] = r.bubble_rate;
+      e["peak_gib"] = r.peak_gib;
+      rows.push_back(std::move(e));
+    }
+    doc["rows"] = std::move(rows);
+    doc["fit"] = summary_json(v.fit);
+    doc["check"] = summary_json(v.check);
+    io.out << doc.dump(2) << "\n";
+    return code;
+  }
+  io.out << fmt::format("{}\n\n", runs.source);
+  io.out << fmt::format("{:<12} {:<5} {:<16} {:>3} {:>3} {:>4} {:>4} {:>9} {:>9} {:>7} {:>7} {:>11} {:>8}\n",
+                        "run", "use", "schedule", "tp", "pp", "dp", "m", "measured", "predicted",
+                        "error", "bubble", "iteration_s", "peak");
+  for (const ValidationRow& r : v.rows) {
+    const std::string schedule =
+        r.run.chunks > 1 ? fmt::format("{} v={}", r.run.schedule, r.run.chunks) : r.run.schedule;
+    io.out << fmt::format("{:<12} {:<5} {:<16} {:>3} {:>3} {:>4} {:>4} {:>9.1f} {:>9.1f} {:>+6.1f}% {:>7} {:>11.3f} {:>8}\n",
+                          r.run.name, r.run.fit ? "fit" : "check", schedule, r.run.tp, r.run.pp,
+                          r.dp, r.microbatches, r.run.measured_tflops, r.predicted_tflops,
+                          100 * r.error, human_percent(r.bubble_rate), r.iteration_ms / 1e3,
+                          fmt::format("{:.1f} GiB", r.peak_gib));
+  }
+  io.out << "\nTFLOP/s per GPU by the paper's FLOP count over the predicted iteration time.\n";
+  for (const auto& [name, s] : {std::pair{"fit", &v.fit}, {"check", &v.check}})
+    if (s->count > 0)
+      io.out << fmt::format("{:<5} ({} runs): mean |error| {:.1f} %, max {:.1f} %\n", name,
+                            s->count, 100 * s->mean_abs_error, 100 * s->max_abs_error);
+  if (failed)
+    io.out << fmt::format("a held-out run is off by more than {} %\n", o.fail_above);
+  return code;
+}
+
 } // namespace
 
 void add_model_commands(CLI::App& app, Io io, Action& action) {
@@ -275,6 +412,21 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
   costs->add_flag("--json", co->json, "print the ppsim.costs/1 document (--costs-file reads it)");
   costs->add_option("-o,--output", co->output, "write the ppsim.costs/1 document to FILE");
   costs->callback([io, &action, co] { action = [io, co] { return run_costs(*co, io); }; });
+
+  // validate-model
+  auto vo = std::make_shared<ValidateOptions>();
+  auto* validate = app.add_subcommand(
+      "validate-model",
+      "predict published measured training runs (ppsim.published/1; default: Megatron-LM's "
+      "GPT runs of 2021 on A100) and compare: TFLOP/s per GPU, error, bubble, memory");
+  validate->add_option("file", vo->file, "a ppsim.published/1 file (default: the built-in table)");
+  validate->add_option("--device", vo->device,
+                       "simulate every run on this device (a preset or a ppsim.device/1 file) "
+                       "instead of its own: try fitted constants");
+  validate->add_flag("--json", vo->json, "print the ppsim.validation/1 document");
+  validate->add_option("--fail-above", vo->fail_above,
+                       "exit 1 when a held-out run's |error| is above PERCENT");
+  validate->callback([io, &action, vo] { action = [io, vo] { return run_validate_model(*vo, io); }; });
 
   // plan
   auto po = std::make_shared<PlanOptions>();

@@ -18,6 +18,15 @@ using nlohmann::json;
 using detail::JsonReader;
 
 constexpr double kMaxTflops = 1e7;
+
+// NOTE: the constants of the presets' cost model (run/kernel_time.hpp). The first two are fitted
+// on four of the ten runs of Narayanan et al. 2021, Table 1 (data/published/megatron-2021.json,
+// bench/fit_published.py; `ppsim validate-model` shows them and the six held out): the fraction
+// of the dense peak a large GEMM reaches and the fraction of HBM bandwidth an elementwise kernel
+// reaches. The third, one kernel's fixed cost (launch and tail), is assumed.
+constexpr double kGemmEfficiency = 0.68;
+constexpr double kHbmEfficiency = 0.7;
+constexpr double kKernelOverheadUs = 4;
 constexpr double kMaxGib = 1e7;
 
 // The host side of a preset: a copy stream's bandwidth per direction, its latency, host memory.
@@ -27,7 +36,14 @@ struct Host {
   double memory_gib;
 };
 
-DeviceSpec preset(std::string name, double tflops, double gib, double gbytes_per_s, Host host) {
+// What is not a large GEMM: HBM bandwidth and the tensor-parallel group's bus bandwidth.
+struct Memory {
+  double hbm_gbytes_per_s;
+  double tp_gbytes_per_s;
+};
+
+DeviceSpec preset(std::string name, double tflops, double gib, double gbytes_per_s, Host host,
+                  Memory memory) {
   DeviceSpec d;
   d.name = std::move(name);
   d.peak_tflops = tflops;
@@ -40,6 +56,11 @@ DeviceSpec preset(std::string name, double tflops, double gib, double gbytes_per
   d.host_link_gbytes_per_s = host.gbytes_per_s;
   d.host_link_latency_ms = host.latency_ms;
   d.host_memory_gib = host.memory_gib;
+  d.hbm_gbytes_per_s = memory.hbm_gbytes_per_s;
+  d.tp_link_gbytes_per_s = memory.tp_gbytes_per_s;
+  d.hbm_efficiency = kHbmEfficiency;
+  d.kernel_overhead_us = kKernelOverheadUs;
+  d.efficiency_F = d.efficiency_B = d.efficiency_W = kGemmEfficiency;
   d.source = "preset " + d.name;
   return d;
 }
@@ -50,18 +71,21 @@ std::span<const DeviceSpec> device_presets() {
   // NOTE: peaks are NVIDIA's dense BF16 figures (A100 312, H100 SXM 989 TFLOP/s, H200 the same
   // compute as H100 with 141 GB of HBM3e); the link is one InfiniBand NIC per GPU (HDR
   // 200 Gb/s for A100 systems, NDR 400 Gb/s for H100/H200). The efficiencies are assumptions
-  // (measure yours, or give a device file): B runs the attention backward, the least
-  // efficient part, so it is set a little lower.
+  // (measure yours, or give a device file). The HBM bandwidths are the data sheets' (A100 SXM
+  // 80 GB 2,039 GB/s, H100 SXM 3,350, H200 4,800, GH200 with 96 GB HBM3 4,000); the
+  // tensor-parallel bus bandwidth is what nccl-tests' all_reduce_perf typically reports as busbw
+  // for large messages inside one NVSwitch node (an assumption: about 230 GB/s on DGX A100,
+  // 450 GB/s on DGX H100; measure yours).
   // The host link is the nominal bandwidth per direction: PCIe Gen4 x16 (32 GB/s) for A100,
   // Gen5 x16 (64 GB/s) for H100 and H200, NVLink-C2C (450 GB/s) for GH200, whose H100-class GPU
   // has 96 GB of HBM3 and 480 GB of LPDDR5X beside it. The host memory of the PCIe parts is
   // an assumption: a typical 2-socket node's 2 TB shared by its 8 GPUs, 256 GiB each. A copy's
   // latency (launch and DMA set-up) is an assumption too: 10 us over PCIe, 5 us over C2C.
   static const std::array<DeviceSpec, 4> presets = {
-      preset("a100", 312, 80, 25, {32, 0.01, 256}),
-      preset("h100", 989, 80, 50, {64, 0.01, 256}),
-      preset("h200", 989, 140, 50, {64, 0.01, 256}),
-      preset("gh200", 989, 96, 50, {450, 0.005, 480}),
+      preset("a100", 312, 80, 25, {32, 0.01, 256}, {2039, 230}),
+      preset("h100", 989, 80, 50, {64, 0.01, 256}, {3350, 450}),
+      preset("h200", 989, 140, 50, {64, 0.01, 256}, {4800, 450}),
+      preset("gh200", 989, 96, 50, {450, 0.005, 480}, {4000, 450}),
   };
   return presets;
 }
@@ -117,6 +141,20 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
          d.host_link_shared = v.get<bool>();
        }},
   };
+  const auto positive = [&r](double& field, double most, const char* unit) {
+    return [&r, &field, most, unit](const json& v, const std::string& at) {
+      field = r.number(v, at);
+      if (field <= 0 || field > most)
+        r.fail(at, fmt::format("{}: expected a positive {} up to {:g}", field, unit, most));
+    };
+  };
+  const detail::Field hbm[] = {
+      {"gbytes_per_s", true, "missing", positive(d.hbm_gbytes_per_s, 1e9, "GB/s")},
+      {"efficiency", false, "", fraction(d.hbm_efficiency)},
+  };
+  const detail::Field tp_link[] = {
+      {"gbytes_per_s", true, "missing", positive(d.tp_link_gbytes_per_s, 1e9, "GB/s")},
+  };
   const detail::Field fields[] = {
       detail::schema_field(r, "ppsim.device/1"),
       {"name", false, "", [&](const json& v, const std::string& at) { d.name = r.name(v, at); }},
@@ -138,6 +176,16 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
        [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, link); }},
       {"host_link", false, "",
        [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, host_link); }},
+      {"hbm", false, "",
+       [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, hbm); }},
+      {"kernel_overhead_us", false, "",
+       [&](const json& v, const std::string& at) {
+         d.kernel_overhead_us = r.number(v, at);
+         if (d.kernel_overhead_us < 0 || d.kernel_overhead_us > 1e6)
+           r.fail(at, fmt::format("{}: expected microseconds in [0, 1e6]", d.kernel_overhead_us));
+       }},
+      {"tp_link", false, "",
+       [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, tp_link); }},
       {"host_memory_gib", false, "",
        [&](const json& v, const std::string& at) {
          d.host_memory_gib = r.number(v, at);

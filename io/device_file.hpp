@@ -26,6 +26,14 @@ struct DeviceSpec {
   double host_link_latency_ms{0};
   bool host_link_shared{false};
   double host_memory_gib{0};     ///< host memory per device for offloaded activations; 0 = unknown
+  /// The work that is not a large GEMM (run/kernel_time.hpp): HBM bandwidth (GB/s, data sheet;
+  /// 0 = unknown: every time is FLOPs / (peak * efficiency) as before), the fraction of it an
+  /// elementwise kernel achieves, the fixed cost of one kernel (launch and tail), and the bus
+  /// bandwidth of the tensor-parallel group's collectives (NVLink; NCCL's busbw; 0 = unknown).
+  double hbm_gbytes_per_s{0};
+  double hbm_efficiency{0.8};
+  double kernel_overhead_us{0};
+  double tp_link_gbytes_per_s{0};
   std::string source;            ///< preset, file, or measurement, for reports
 };
 
@@ -41,7 +49,8 @@ struct DeviceSpec {
 
 /// Reads `{"schema": "ppsim.device/1", "name"?, "peak_tflops", "efficiency"?: {"F", "B", "W"},
 /// "memory_gib"?, "link"?: {"latency_ms", "gbytes_per_s"}, "host_link"?: {"gbytes_per_s",
-/// "latency_ms"?, "shared"?}, "host_memory_gib"?}`.
+/// "latency_ms"?, "shared"?}, "host_memory_gib"?, "hbm"?: {"gbytes_per_s", "efficiency"?},
+/// "kernel_overhead_us"?, "tp_link"?: {"gbytes_per_s"}}`.
 [[nodiscard]] DeviceSpec parse_device_json(std::string_view text, std::string_view where);
 
 } // namespace ppsim

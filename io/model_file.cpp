@@ -147,6 +147,11 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
          if (!v.is_boolean()) r.fail(at, fmt::format("expected true or false, got {}", JsonReader::shown(v)));
          m.tied_embeddings = v.get<bool>();
        }},
+      {"flash_attention", false, "",
+       [&](const json& v, const std::string& at) {
+         if (!v.is_boolean()) r.fail(at, fmt::format("expected true or false, got {}", JsonReader::shown(v)));
+         m.flash_attention = v.get<bool>();
+       }},
       {"mlp", false, "",
        [&](const json& v, const std::string& at) {
          const std::string s = r.string(v, at);

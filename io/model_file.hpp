@@ -35,6 +35,10 @@ struct ModelSpec {
   Recompute recompute{Recompute::none};
   bool tied_embeddings{false};
   MlpKind mlp{MlpKind::gelu};
+  /// Attention as one fused kernel that never writes the s x s scores (FlashAttention), or
+  /// Megatron's unfused core of 2021: two batched GEMMs with the softmax and the dropout of the
+  /// scores between them in HBM. Only the time differs (the memory model is Recompute's).
+  bool flash_attention{true};
   std::string source;  ///< preset or file, for reports
 
   /// Bytes of one value of `dtype` (2 or 4).
@@ -51,7 +55,8 @@ struct ModelSpec {
 [[nodiscard]] ModelSpec load_model(const std::string& name_or_file);
 
 /// Reads `{"schema": "ppsim.model/1", "layers", "hidden", "heads", "kv_heads"?, "ffn"?, "seq",
-/// "microbatch_size"?, "vocab", "dtype"?, "recompute"?, "tied_embeddings"?, "mlp"?, "name"?}`.
+/// "microbatch_size"?, "vocab", "dtype"?, "recompute"?, "tied_embeddings"?, "mlp"?,
+/// "flash_attention"?, "name"?}`.
 /// Checks sizes (positive, heads dividing hidden, kv_heads dividing heads) and bounds them.
 [[nodiscard]] ModelSpec parse_model_json(std::string_view text, std::string_view where);
 

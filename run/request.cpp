@@ -102,7 +102,8 @@ void apply_slicing(CostSpec& costs, const RunRequest& rq, int slices) {
     throw ConfigError(fmt::format("--slices {}: must be in 1..{}", slices, limits::kMaxSlices));
   if (slices == 1) return;
   const double attention = rq.attention_share ? *rq.attention_share
-                           : rq.workload      ? attention_share(rq.workload->model)
+                           : rq.workload      ? attention_share(rq.workload->model, rq.workload->device,
+                                                                 rq.workload->training)
                                               : 0.0;
   if (rq.workload && (!rq.workload->recompute.empty() || rq.workload->recompute_auto))
     throw ConfigError(fmt::format("--slices {} with a --recompute per stage (or auto) is not "
@@ -279,7 +280,22 @@ DataParallelSync request_data_parallel(const RunRequest& rq) {
   sync.latency = ms_to_ticks(w.device.link_latency_ms, "--dp: the device's link latency");
   sync.gbytes_per_s = w.device.link_gbytes_per_s;
   sync.param_bytes_per_param = w.model.dtype_bytes();
+  sync.overlap = w.training.overlap_grad_reduce;
   return sync;
+}
+
+Ticks request_optimizer_step(const RunRequest& rq, const Schedule& schedule, const CostSpec& costs) {
+  if (!rq.workload || !kernel_level(rq.workload->device)) return 0;
+  const WorkloadSpec& w = *rq.workload;
+  const int shards = w.training.zero >= 1 ? std::max(1, w.training.dp) : 1;
+  std::vector<double> per_device(static_cast<std::size_t>(schedule.devices), 0.0);
+  const std::size_t n = std::min(costs.stages.size(), schedule.stage_device.size());
+  for (std::size_t s = 0; s < n; ++s)
+    per_device[static_cast<std::size_t>(schedule.stage_device[s])] += costs.stages[s].params / shards;
+  double slowest = 0;
+  for (const double params : per_device)
+    slowest = std::max(slowest, optimizer_ms(w.model, w.device, params));
+  return ms_to_ticks(slowest, "the optimizer step");
 }
 
 Run run_unchecked(const RunRequest& rq) {
@@ -297,23 +313,27 @@ Run run_unchecked(const RunRequest& rq) {
     const CostSpec planned = planning_costs(costs, rq.comm, schedule, Planning::bound);
     bound = cost_lower_bound(schedule, cost_model_for(planned, schedule), bound_limit);
   }
-  const IterationOptions& iterations = rq.iterations;
   if (rq.jitter.requested()) check_jitter(rq.jitter);
   // Samples need one iteration's schedule, which the run replaces by the K-fold one.
   std::optional<Schedule> one;
-  if (rq.jitter.requested() && iterations.requested()) one = schedule;
+  if (rq.jitter.requested() && rq.iterations.requested()) one = schedule;
   const OffloadPlan offload = request_offload(rq, schedule, costs, mem_limit);
   const DataParallelSync dp = request_data_parallel(rq);
+  // NOTE: the model's optimizer step when --optimizer-step leaves it at 0: every device waits
+  // for the slowest (the all-reduce sync of the next iteration's start).
+  IterationOptions iterations = rq.iterations;
+  const Ticks step = request_optimizer_step(rq, schedule, costs);
+  if (iterations.optimizer_step == 0) iterations.optimizer_step = step;
   if (dp.any() && rq.jitter.requested())
     throw ConfigError(fmt::format("--jitter with --dp {}: sampled runs do not model the "
                                   "data-parallel tail yet (leave one of them out)", dp.replicas));
-  Run run = iterations.requested()
+  Run run = rq.iterations.requested()
                 ? run_iterations(std::move(schedule), costs, iterations, rq.comm, dp)
-                : run_schedule(std::move(schedule), costs, rq.comm, offload, dp);
+                : run_schedule(std::move(schedule), costs, rq.comm, offload, dp, step);
   if (rq.offload.requested()) finish_offload_run(run, rq);
   run.mem_limit = mem_limit;
   if (rq.jitter.requested()) {
-    run.samples = sample_run(one ? *one : run.schedule, run.costs, rq.comm, iterations, rq.jitter);
+    run.samples = sample_run(one ? *one : run.schedule, run.costs, rq.comm, rq.iterations, rq.jitter);
     run.parameters.emplace_back(
         "jitter", fmt::format("cv {:g}, seed {}, {} samples", rq.jitter.cv, rq.jitter.seed,
                               rq.jitter.samples));

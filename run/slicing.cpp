@@ -27,6 +27,13 @@ double attention_share(const ModelSpec& model) {
   return e.F_flops > 0 ? (e.F_flops - e.W_flops) / e.F_flops : 0.0;
 }
 
+double attention_share(const ModelSpec& model, const DeviceSpec& device, const TrainingSpec& training) {
+  if (!kernel_level(device)) return attention_share(model);
+  const LayerTimes t = decoder_layer_times(model, device, training, Recompute::none);
+  const double total = t.F.total();
+  return total > 0 ? t.F.attention / total : 0.0;
+}
+
 std::vector<double> slice_lengths(const SlicingSpec& slicing, int slices, double attention) {
   check_share(attention);
   const auto k = static_cast<std::size_t>(slices);

@@ -5,6 +5,7 @@
 
 #include "io/model_file.hpp"
 #include "io/slicing_text.hpp"
+#include "run/transformer.hpp"
 #include "sim/cost_model.hpp"
 
 #include <vector>
@@ -14,6 +15,11 @@ namespace ppsim {
 /// Of a layer's F time, attention's (QK^T and attention x V, which grow with the context): the
 /// decoder layer's A / (G + A) of run/transformer.hpp at the model's sequence length.
 [[nodiscard]] double attention_share(const ModelSpec& model);
+/// The same on a device that knows its HBM bandwidth: the attention core's part of the layer's
+/// F time (run/kernel_time.hpp), whose other kernels grow with the tokens as the GEMMs do. A
+/// device without it: attention_share(model).
+[[nodiscard]] double attention_share(const ModelSpec& model, const DeviceSpec& device,
+                                     const TrainingSpec& training);
 
 /// The slices' lengths (fractions of the sequence, summing to 1) for `slices` slices of a layer
 /// whose F spends `attention` on attention (B = G + 2A then spends 2a / (1 + a)). balanced: each

@@ -12,12 +12,12 @@ namespace ppsim {
 
 namespace {
 
-struct Shape {
+struct TransformerShape {
   double s, b, h, kv, f, a, V, T, n_up;
 };
 
-Shape shape_of(const ModelSpec& m) {
-  Shape x{};
+TransformerShape shape_of(const ModelSpec& m) {
+  TransformerShape x{};
   x.s = m.seq;
   x.b = m.microbatch_size;
   x.h = m.hidden;
@@ -47,7 +47,7 @@ double state_bytes_per_param(const ModelSpec& model, const TrainingSpec& trainin
 LayerEstimate decoder_layer(const ModelSpec& m) { return decoder_layer(m, m.recompute); }
 
 LayerEstimate decoder_layer(const ModelSpec& m, Recompute recompute) {
-  const Shape x = shape_of(m);
+  const TransformerShape x = shape_of(m);
   LayerEstimate e;
   // GEMMs: QKV (h -> h + 2 h_kv), output projection (h -> h), MLP (n_up + 1 matrices h x f).
   const double gemm_params = x.h * (x.h + 2 * x.kv) + x.h * x.h + (x.n_up + 1) * x.h * x.f;
@@ -83,7 +83,7 @@ LayerEstimate decoder_layer(const ModelSpec& m, Recompute recompute) {
 }
 
 LayerEstimate embedding_layer(const ModelSpec& m) {
-  const Shape x = shape_of(m);
+  const TransformerShape x = shape_of(m);
   LayerEstimate e;
   e.params = x.V * x.h;
   // NOTE: a lookup and a scatter-add of its gradient: no GEMM, so no FLOPs to speak of. Its
@@ -94,7 +94,7 @@ LayerEstimate embedding_layer(const ModelSpec& m) {
 }
 
 LayerEstimate output_layer(const ModelSpec& m) {
-  const Shape x = shape_of(m);
+  const TransformerShape x = shape_of(m);
   LayerEstimate e;
   const double flops = 2 * x.T * x.h * x.V;
   e.F_flops = flops;
@@ -177,6 +177,22 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
       add(decoder_layer(m, r.mode == Recompute::full ? r.rest : r.mode), layers - full);
     }
     add(out, st.loss);
+    LayerTimes times;
+    if (kernel_level(d)) {
+      const auto recomputed = [&](Recompute r, int n) {
+        times += decoder_layer_times(m, d, training, r).scaled(n);
+      };
+      times += embedding_layer_times(m, d, training).scaled(st.embedding);
+      if (recompute.empty()) {
+        recomputed(m.recompute, layers);
+      } else {
+        const StageRecompute& r = recompute[recompute.size() == 1 ? 0 : i];
+        const int full = r.mode != Recompute::full ? 0 : r.layers < 0 ? layers : std::min(layers, r.layers);
+        recomputed(Recompute::full, full);
+        recomputed(r.mode == Recompute::full ? r.rest : r.mode, layers - full);
+      }
+      times += output_layer_times(m, d, training).scaled(st.loss);
+    }
     e.F_flops /= tp;
     e.B_flops /= tp;
     e.W_flops /= tp;
@@ -185,10 +201,20 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
     e.mw_bytes /= tp;
     e.params /= tp;
     StageCosts c;
-    c.F = ms(e.F_flops, d.efficiency_F, "F");
-    c.R = ms(e.R_flops, d.efficiency_F, "recomputed forward");
-    c.B = add_ticks(ms(e.B_flops, d.efficiency_B, "B"), c.R);
-    c.W = ms(e.W_flops, d.efficiency_W, "W");
+    if (kernel_level(d)) {
+      c.F = ms_to_ticks(times.F.total(), "F time of a stage");
+      c.R = ms_to_ticks(times.R.total(), "recomputed forward time of a stage");
+      c.B = add_ticks(ms_to_ticks(times.B.total(), "B time of a stage"), c.R);
+      c.W = ms_to_ticks(times.W.total(), "W time of a stage");
+      mc.times.push_back(times);
+    } else {
+      c.F = ms(e.F_flops, d.efficiency_F, "F");
+      c.R = ms(e.R_flops, d.efficiency_F, "recomputed forward");
+      c.B = add_ticks(ms(e.B_flops, d.efficiency_B, "B"), c.R);
+      c.W = ms(e.W_flops, d.efficiency_W, "W");
+    }
+    const double stepped = e.params / (training.zero >= 1 ? std::max(1, training.dp) : 1);
+    mc.optimizer_ms.push_back(optimizer_ms(m, d, stepped));
     c.MB = e.act_bytes / unit;
     c.MW = e.mw_bytes / unit;
     c.params = e.params;

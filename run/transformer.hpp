@@ -12,6 +12,7 @@
 #include "io/layout_text.hpp"
 #include "io/model_file.hpp"
 #include "io/recompute_text.hpp"
+#include "run/kernel_time.hpp"
 #include "sim/cost_model.hpp"
 
 #include <vector>
@@ -28,6 +29,13 @@ struct TrainingSpec {
   /// with TP): FLOPs, parameters, activations and messages of a stage are divided by tp; the
   /// TP all-reduces/all-gathers themselves are not modelled.
   int tp{1};
+  /// With tp > 1: sequence parallelism (the norms, dropouts and residuals on s/tp tokens, the
+  /// collectives all-gathers and reduce-scatters) or Megatron's tensor parallelism of 2021 (they
+  /// run on every token of every rank, the collectives all-reduces of the same ring traffic).
+  bool sequence_parallel{true};
+  /// The gradient reduction of a stage may start when its last backward starts (PyTorch DDP's
+  /// buckets, Megatron's --overlap-grad-reduce) instead of after its last weight gradients.
+  bool overlap_grad_reduce{false};
 };
 
 /// Bytes of training state per parameter: weights (2 for bf16/fp16, 4 for fp32), fp32
@@ -71,10 +79,18 @@ struct ModelCosts {
   std::vector<double> state_bytes;      ///< per stage
   double message_bytes{0};  ///< one activation (forward) or gradient (backward): s b h dtype
   double unit_bytes{0};     ///< bytes of one M_B
+  /// Per stage, where its F, B (without R), W and R time goes (run/kernel_time.hpp); only on a
+  /// device that knows its HBM bandwidth (kernel_level), else empty.
+  std::vector<LayerTimes> times;
+  /// Per stage, its optimizer step in ms (Adam over its parameters on one rank, memory-bound;
+  /// a ZeRO-1 replica steps its shard); 0 where the device does not know its HBM bandwidth.
+  std::vector<double> optimizer_ms;
 };
 
-/// Times are FLOPs / (peak * efficiency of the kind), a recomputed forward at F's efficiency
-/// (it is part of B's time and StageCosts::R); comm is the device's link latency plus
+/// On a device that knows its HBM bandwidth, a task's time is its kernels' (run/kernel_time.hpp:
+/// GEMMs on the roofline, the memory-bound work, the tensor-parallel collectives, a cost per
+/// kernel); otherwise FLOPs / (peak * efficiency of the kind). A recomputed forward is part of
+/// B's time and StageCosts::R. comm is the device's link latency plus
 /// message_bytes / bandwidth. `devices` sets the memory unit: the M_B of layers/devices decoder
 /// layers (one device-stage of the even split) under the model's own `recompute`, so
 /// `--mem-limit 2p` keeps its meaning. `recompute` is each stage's choice (one entry: every

@@ -13,5 +13,8 @@ namespace ppsim {
 [[nodiscard]] std::string_view report_style();
 /// viz/page/playground.js: the playground's controls, the API calls and the redraws.
 [[nodiscard]] std::string_view playground_script();
+/// data/published/megatron-2021.json: the published runs `ppsim validate-model` checks by
+/// default (run/published.hpp), embedded like the page's files so that an installed ppsim has it.
+[[nodiscard]] std::string_view published_megatron_2021();
 
 } // namespace ppsim

@@ -165,7 +165,9 @@ TEST_CASE("plan fits llama3-8b on two h100s with recomputation and says what it 
   CHECK_THAT(plan.why, Contains("it fits only with --recompute") && Contains("% time over"));
   // the candidate's request reproduces it
   const Run again = run_request(candidate_request(rq, best));
-  CHECK(ticks_to_ms(again.metrics.makespan) == Approx(best.iteration_time_ms));
+  // the iteration: the pipeline, then the optimizer step the model gives
+  CHECK(ticks_to_ms(again.iterations.iteration_time) == Approx(best.iteration_time_ms));
+  CHECK(again.iterations.iteration_time > again.metrics.makespan);
 }
 
 TEST_CASE("plan ranks a candidate without recomputation first when it fits", "[run][recompute][plan]") {
@@ -232,6 +234,8 @@ TEST_CASE("plan fits llama3-8b on two gh200s by offloading activations over NVLi
     if (c.fits && !c.recompute.empty()) CHECK(best.iteration_time_ms <= c.iteration_time_ms);
   // the candidate's request reproduces it
   const Run again = run_request(candidate_request(rq, best));
-  CHECK(ticks_to_ms(again.metrics.makespan) == Approx(best.iteration_time_ms));
+  // the iteration: the pipeline, then the optimizer step the model gives
+  CHECK(ticks_to_ms(again.iterations.iteration_time) == Approx(best.iteration_time_ms));
+  CHECK(again.iterations.iteration_time > again.metrics.makespan);
   CHECK(again.metrics.host_peak_bytes == Approx(best.offloaded_bytes));
 }
