@@ -25,6 +25,7 @@ constexpr int kMaxGlobalBatch = 1 << 24;
 // NOTE: a run is simulated as one iteration of its pipeline: the micro-batches of one replica
 // are bounded like the generators' inputs.
 constexpr int kMaxMicrobatches = 100'000;
+constexpr long long kMaxTotalStageMicrobatches = 4 * limits::kMaxStageMicrobatches;
 
 PublishedRun read_run(const JsonReader& r, const json& v, const std::string& at) {
   PublishedRun p;
@@ -128,6 +129,17 @@ PublishedRuns parse_published_json(std::string_view text, std::string_view where
        }},
   };
   detail::read_fields(r, doc, "", fields);
+  // NOTE: each run is bounded by its generator; all of them together as well, so that a file of
+  // a thousand runs at the limit is not hours of work.
+  long long work = 0;
+  for (const PublishedRun& p : out.runs) {
+    const long long dp = p.gpus / (static_cast<long long>(p.tp) * p.pp);
+    const long long m = p.global_batch / (dp * p.model.microbatch_size);
+    work += static_cast<long long>(p.pp) * std::max(1, p.chunks) * m;
+  }
+  if (work > kMaxTotalStageMicrobatches)
+    r.fail("/runs", fmt::format("{} stage x micro-batch pairs over all runs (at most {})", work,
+                                kMaxTotalStageMicrobatches));
   return out;
 }
 

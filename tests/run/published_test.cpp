@@ -63,6 +63,14 @@ TEST_CASE("published runs: bad files are refused with the path", "[model][publis
   CHECK_THAT(bad(R"(, "tp": 1, "pp": 1, "gpus": 1, "global_batch": 16000000)"),
              Contains("1000000 micro-batches per replica (at most 100000)"));
   CHECK_THAT(bad(R"(, "tp": 0, "pp": 1, "gpus": 32, "global_batch": 512)"), Contains("/runs/0/tp"));
+  // every run within its bounds, but all of them together too much work
+  std::string many = one_run(R"(, "tp": 1, "pp": 64, "gpus": 64, "global_batch": 960000)");
+  const std::string run = many.substr(many.find("[{") + 1, many.rfind("}]") - many.find("[{"));
+  std::string runs;
+  for (int i = 0; i < 5; ++i) runs += (i ? ", " : "") + run;  // 64 x 60000 each
+  many = many.substr(0, many.find("[{") + 1) + runs + "]}";
+  CHECK_THAT(error_of<ConfigError>([&] { (void)parse_published_json(many, "p.json"); }),
+             Contains("p.json: /runs: 19200000 stage x micro-batch pairs over all runs (at most 16777216)"));
   CHECK_THAT(bad(R"(, "pp": 1, "gpus": 32, "global_batch": 512)"), Contains("/runs/0/tp: missing"));
   CHECK_THAT(error_of<ConfigError>([] {
                (void)parse_published_json(R"({"schema": "ppsim.published/1", "flops": "hfu", "runs": []})", "p.json");
