@@ -86,12 +86,15 @@ void for_each_weight_gemm(const KernelDims& x, Fn&& fn) {
 
 } // namespace
 
+double kernel_ms(const DeviceSpec& d, double flops, double bytes, double efficiency) {
+  const double compute = flops / (d.peak_tflops * 1e12 * efficiency) * 1e3;
+  return std::max(compute, hbm_ms(d, bytes)) + overhead_ms(d, 1);
+}
+
 double gemm_ms(const DeviceSpec& d, double m, double n, double k, double efficiency,
                double value_bytes, double c_bytes, double batch) {
-  const double flops = 2 * m * n * k * batch;
-  const double compute = flops / (d.peak_tflops * 1e12 * efficiency) * 1e3;
-  const double bytes = batch * (value_bytes * (m * k + k * n) + c_bytes * m * n);
-  return std::max(compute, hbm_ms(d, bytes)) + overhead_ms(d, 1);
+  return kernel_ms(d, 2 * m * n * k * batch,
+                   batch * (value_bytes * (m * k + k * n) + c_bytes * m * n), efficiency);
 }
 
 double hbm_ms(const DeviceSpec& d, double bytes) {
@@ -119,10 +122,10 @@ LayerTimes decoder_layer_times(const ModelSpec& m, const DeviceSpec& d, const Tr
     // One kernel each way, compute-bound: QK^T and PV forward (4 b s^2 h / t FLOPs), twice that
     // backward; it reads Q, K, V (and O, dO) and writes O (dQ, dK, dV).
     const double qkv = x.T * (x.h + 2 * x.kv) / x.t * x.k;
-    core_F.attention = gemm_ms(d, x.s, x.s, dh, d.efficiency_F, 0, 0, 2 * x.b * heads);
-    core_F.attention = std::max(core_F.attention, hbm_ms(d, qkv + x.T * x.h / x.t * x.k));
-    core_B.attention = gemm_ms(d, x.s, x.s, dh, d.efficiency_B, 0, 0, 4 * x.b * heads);
-    core_B.attention = std::max(core_B.attention, hbm_ms(d, 2 * qkv + 2 * x.T * x.h / x.t * x.k));
+    const double o = x.T * x.h / x.t * x.k;
+    const double flops = 2 * x.s * x.s * dh * x.b * heads;  // one of QK^T, PV
+    core_F.attention = kernel_ms(d, 2 * flops, qkv + o, d.efficiency_F);
+    core_B.attention = kernel_ms(d, 4 * flops, 2 * qkv + 2 * o, d.efficiency_B);
   } else {
     // Megatron 2021: scores = Q K^T (a batched GEMM writing s x s per head), the fused scaled
     // masked softmax (read, write), the attention dropout (read, write, a byte of mask), then

@@ -42,9 +42,13 @@ struct LayerTimes {
 /// device file may give "hbm").
 [[nodiscard]] bool kernel_level(const DeviceSpec& device);
 
-/// One GEMM C[m x n] = A[m x k] B[k x n], `batch` times: max(2mnk / (peak efficiency),
-/// bytes / (HBM bandwidth x its efficiency)) + one kernel's overhead, in ms. `c_bytes` is the
-/// width of C (a weight gradient accumulated in fp32 reads and writes 4 + 4).
+/// One kernel of `flops` that moves `bytes`: max(flops / (peak efficiency), bytes / (HBM
+/// bandwidth x its efficiency)) + its overhead, in ms.
+[[nodiscard]] double kernel_ms(const DeviceSpec& device, double flops, double bytes, double efficiency);
+
+/// One GEMM C[m x n] = A[m x k] B[k x n], `batch` times, as one kernel_ms of 2mnk FLOPs and its
+/// operands' bytes. `c_bytes` is the width of C (a weight gradient accumulated in fp32 reads and
+/// writes 4 + 4).
 [[nodiscard]] double gemm_ms(const DeviceSpec& device, double m, double n, double k,
                              double efficiency, double value_bytes, double c_bytes,
                              double batch = 1);

@@ -97,9 +97,9 @@ PublishedRun read_run(const JsonReader& r, const json& v, const std::string& at)
     r.fail(at + "/global_batch",
            fmt::format("{} is not a multiple of the micro-batch size x replicas = {} x {}",
                        p.global_batch, p.model.microbatch_size, dp));
-  if (p.global_batch / per_step > kMaxMicrobatches)
+  if (p.microbatches() > kMaxMicrobatches)
     r.fail(at + "/global_batch", fmt::format("{} micro-batches per replica (at most {})",
-                                             p.global_batch / per_step, kMaxMicrobatches));
+                                             p.microbatches(), kMaxMicrobatches));
   return p;
 }
 
@@ -132,11 +132,8 @@ PublishedRuns parse_published_json(std::string_view text, std::string_view where
   // NOTE: each run is bounded by its generator; all of them together as well, so that a file of
   // a thousand runs at the limit is not hours of work.
   long long work = 0;
-  for (const PublishedRun& p : out.runs) {
-    const long long dp = p.gpus / (static_cast<long long>(p.tp) * p.pp);
-    const long long m = p.global_batch / (dp * p.model.microbatch_size);
-    work += static_cast<long long>(p.pp) * std::max(1, p.chunks) * m;
-  }
+  for (const PublishedRun& p : out.runs)
+    work += static_cast<long long>(p.pp) * std::max(1, p.chunks) * p.microbatches();
   if (work > kMaxTotalStageMicrobatches)
     r.fail("/runs", fmt::format("{} stage x micro-batch pairs over all runs (at most {})", work,
                                 kMaxTotalStageMicrobatches));
@@ -169,8 +166,8 @@ Validation validate_published(const PublishedRuns& runs) {
   for (const PublishedRun& p : runs.runs) {
     ValidationRow row;
     row.run = p;
-    row.dp = p.gpus / (p.tp * p.pp);
-    row.microbatches = p.global_batch / (row.dp * p.model.microbatch_size);
+    row.dp = p.replicas();
+    row.microbatches = p.microbatches();
     RunRequest rq;
     rq.schedule = p.schedule;
     rq.devices = p.pp;

@@ -29,6 +29,13 @@ struct PublishedRun {
   bool sequence_parallel{false};
   bool overlap_grad_reduce{false};
   double measured_tflops{0};  ///< achieved TFLOP/s per GPU, by the paper's FLOP count
+
+  /// Data-parallel replicas: gpus / (tp x pp).
+  [[nodiscard]] int replicas() const { return gpus / (tp * pp); }
+  /// Micro-batches per replica and iteration: global batch / (micro-batch size x replicas).
+  [[nodiscard]] int microbatches() const {
+    return static_cast<int>(global_batch / (static_cast<long long>(replicas()) * model.microbatch_size));
+  }
 };
 
 struct PublishedRuns {

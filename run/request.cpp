@@ -284,19 +284,24 @@ DataParallelSync request_data_parallel(const RunRequest& rq) {
   return sync;
 }
 
+namespace {
+
+// The model's optimizer step of a run: the device with the most parameters (0 without a model
+// on a device that knows its HBM bandwidth).
 Ticks request_optimizer_step(const RunRequest& rq, const Schedule& schedule, const CostSpec& costs) {
   if (!rq.workload || !kernel_level(rq.workload->device)) return 0;
   const WorkloadSpec& w = *rq.workload;
-  const int shards = w.training.zero >= 1 ? std::max(1, w.training.dp) : 1;
   std::vector<double> per_device(static_cast<std::size_t>(schedule.devices), 0.0);
   const std::size_t n = std::min(costs.stages.size(), schedule.stage_device.size());
   for (std::size_t s = 0; s < n; ++s)
-    per_device[static_cast<std::size_t>(schedule.stage_device[s])] += costs.stages[s].params / shards;
+    per_device[static_cast<std::size_t>(schedule.stage_device[s])] += costs.stages[s].params;
   double slowest = 0;
   for (const double params : per_device)
-    slowest = std::max(slowest, optimizer_ms(w.model, w.device, params));
+    slowest = std::max(slowest, stage_optimizer_ms(w.model, w.device, w.training, params));
   return ms_to_ticks(slowest, "the optimizer step");
 }
+
+} // namespace
 
 Run run_unchecked(const RunRequest& rq) {
   ResolvedRequest resolved = resolve_request(rq);

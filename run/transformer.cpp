@@ -5,6 +5,7 @@
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
+#include <array>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -168,29 +169,21 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
     // NOTE: an MTP layer costs about a decoder layer. Megatron's block method: the first N
     // layers fully recomputed, the others as the model says.
     const int layers = st.decoders + st.mtp;
-    if (recompute.empty()) {
-      add(decoder, layers);
-    } else {
+    // The stage's decoders by how they recompute: {mode, count} twice (the fully recomputed
+    // first N, then the rest), or the model's own for all of them.
+    std::array<std::pair<Recompute, int>, 2> split{{{m.recompute, layers}, {Recompute::none, 0}}};
+    if (!recompute.empty()) {
       const StageRecompute& r = recompute[recompute.size() == 1 ? 0 : i];
       const int full = r.mode != Recompute::full ? 0 : r.layers < 0 ? layers : std::min(layers, r.layers);
-      add(decoder_layer(m, Recompute::full), full);
-      add(decoder_layer(m, r.mode == Recompute::full ? r.rest : r.mode), layers - full);
+      split = {{{Recompute::full, full}, {r.mode == Recompute::full ? r.rest : r.mode, layers - full}}};
     }
+    for (const auto& [mode, n] : split) add(mode == m.recompute ? decoder : decoder_layer(m, mode), n);
     add(out, st.loss);
     LayerTimes times;
     if (kernel_level(d)) {
-      const auto recomputed = [&](Recompute r, int n) {
-        times += decoder_layer_times(m, d, training, r).scaled(n);
-      };
       times += embedding_layer_times(m, d, training).scaled(st.embedding);
-      if (recompute.empty()) {
-        recomputed(m.recompute, layers);
-      } else {
-        const StageRecompute& r = recompute[recompute.size() == 1 ? 0 : i];
-        const int full = r.mode != Recompute::full ? 0 : r.layers < 0 ? layers : std::min(layers, r.layers);
-        recomputed(Recompute::full, full);
-        recomputed(r.mode == Recompute::full ? r.rest : r.mode, layers - full);
-      }
+      for (const auto& [mode, n] : split)
+        if (n > 0) times += decoder_layer_times(m, d, training, mode).scaled(n);
       times += output_layer_times(m, d, training).scaled(st.loss);
     }
     e.F_flops /= tp;
@@ -213,8 +206,7 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
       c.B = add_ticks(ms(e.B_flops, d.efficiency_B, "B"), c.R);
       c.W = ms(e.W_flops, d.efficiency_W, "W");
     }
-    const double stepped = e.params / (training.zero >= 1 ? std::max(1, training.dp) : 1);
-    mc.optimizer_ms.push_back(optimizer_ms(m, d, stepped));
+    mc.optimizer_ms.push_back(stage_optimizer_ms(m, d, training, e.params));
     c.MB = e.act_bytes / unit;
     c.MW = e.mw_bytes / unit;
     c.params = e.params;
@@ -228,6 +220,11 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
   mc.costs.comm = ms_to_ticks(link_ms, "link time of a message");
   mc.costs.source = fmt::format("model {} on {} ({} stages)", m.name, d.name, layout.stages.size());
   return mc;
+}
+
+double stage_optimizer_ms(const ModelSpec& m, const DeviceSpec& d, const TrainingSpec& training,
+                          double params) {
+  return optimizer_ms(m, d, params / (training.zero >= 1 ? std::max(1, training.dp) : 1));
 }
 
 void apply_recompute(WorkloadSpec& w, const RecomputeSpec& r) {

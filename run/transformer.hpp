@@ -100,6 +100,11 @@ struct ModelCosts {
                                      const TrainingSpec& training,
                                      const std::vector<StageRecompute>& recompute = {});
 
+/// The optimizer step of `params` parameters on one rank (kernel_time's optimizer_ms), of its
+/// shard of them under ZeRO-1: what model_costs reports per stage and a run's tail per device.
+[[nodiscard]] double stage_optimizer_ms(const ModelSpec& model, const DeviceSpec& device,
+                                        const TrainingSpec& training, double params);
+
 /// A model on a device, as the user gives it (`--model`, `--device`, `--layout` or
 /// `--layers-per-stage`, `--dp`, `--zero`).
 struct WorkloadSpec {

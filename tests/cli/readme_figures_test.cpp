@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -145,4 +148,51 @@ TEST_CASE("the README's data-parallel table is what compare --dp 8 gives", "[cli
     CHECK(one_decimal(zero[i]["iteration_time_ms"].get<double>()) == row.zero_ms);
     CHECK(one_decimal(zero[i]["exposed_dp_ms"].get<double>()) == row.zero_exposed_ms);
   }
+}
+
+namespace {
+
+std::string readme_text() {
+  std::ifstream in(std::string(PPSIM_SOURCE_DIR) + "/README.md");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+} // namespace
+
+TEST_CASE("the README's ratios are what the runs they compare give", "[cli][readme]") {
+  // Ratios are typed by hand beside the figures docs-check reruns; each is computed here from
+  // the same commands and looked for, as the README rounds it.
+  const std::string readme = readme_text();
+  const auto makespan = [](std::vector<std::string> args) {
+    return run_json(std::move(args))["makespan_ms"].get<double>();
+  };
+  // "Recomputation": selective and full against none, zb-6.2b 1F1B p = 8, m = 24 on h100
+  const auto recompute = [&](const char* r) {
+    return makespan({"simulate", "-s", "1f1b", "-p", "8", "-m", "24", "--model", "zb-6.2b",
+                     "--device", "h100", "--recompute", r});
+  };
+  const double none = recompute("none");
+  CHECK_THAT(readme, Contains(fmt::format("(+{:.1f} %)", 100 * (recompute("selective") / none - 1))));
+  CHECK_THAT(readme, Contains(fmt::format("(+{:.1f} %)", 100 * (recompute("full") / none - 1))));
+  // "Long context": 4 balanced slices against 1F1B, llama3-8b on 8 h100s, at 32K and 128K
+  std::string speedups, shares;
+  for (const char* seq : {"32768", "131072"}) {
+    const std::vector<std::string> base{"-p", "8", "-m", "16", "--model", "llama3-8b", "--device",
+                                        "h100", "--seq", seq, "--mem-capacity", "10TiB"};
+    std::vector<std::string> a{"simulate", "-s", "1f1b"}, b{"simulate", "-s", "seq1f1b", "--slices",
+                                                           "4", "--slicing", "balanced"};
+    a.insert(a.end(), base.begin(), base.end());
+    b.insert(b.end(), base.begin(), base.end());
+    speedups += fmt::format("{}{:.2f}×", speedups.empty() ? "" : "|", makespan(a) / makespan(b));
+    const json c = run_json({"costs", "-p", "8", "--model", "llama3-8b", "--device", "h100", "--seq", seq});
+    const json& F = c["model"]["breakdown"][1]["F"];
+    double total = 0;
+    for (const auto& [key, value] : F.items()) total += value.get<double>();
+    shares += fmt::format("{}{:.0f} %", shares.empty() ? "" : "|", 100 * F["attention_ms"].get<double>() / total);
+  }
+  const auto bar = speedups.find('|'), cut = shares.find('|');
+  CHECK_THAT(readme, Contains(fmt::format("4 balanced slices give {} at 32K and {} at 128K",
+                                          speedups.substr(0, bar), speedups.substr(bar + 1))));
+  CHECK_THAT(readme, Contains(fmt::format("(attention is {} of F's time at 32K and {} at 128K)",
+                                          shares.substr(0, cut), shares.substr(cut + 1))));
 }

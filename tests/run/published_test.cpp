@@ -40,7 +40,7 @@ TEST_CASE("published runs: the FLOP counts of Narayanan et al. and of MFU", "[mo
   CHECK(published_flops(runs, r) == Approx(96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))));
   runs.flops = "model";
   CHECK(published_flops(runs, r) == Approx(72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h))));
-  // 137 TFLOP/s on 32 GPUs is an iteration of this many seconds; the prediction is near it
+  // the prediction: the paper's FLOPs over the predicted iteration, per GPU
   const Validation v = validate_published(runs);
   REQUIRE(v.rows.size() == 1);
   CHECK(v.rows[0].dp == 32);
