@@ -198,6 +198,18 @@ void add_model_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_flag("--overlap-grad-reduce", o.overlap_grad_reduce,
                "with --model and --dp: a stage's gradient reduction may start when its last "
                "backward starts (DDP's buckets, Megatron's --overlap-grad-reduce)");
+  cmd.add_option("--ep", o.ep,
+                 "with a mixture-of-experts --model: expert-parallel ranks (each holds experts/ep; "
+                 "the tokens reach them by all-to-alls, over NVLink within a node)");
+  cmd.add_option("--overlap", o.overlap,
+                 "with --model: none (default), a2a (the all-to-alls of one micro-batch under the "
+                 "other's compute: DualPipe's cells from sub-operations, and Combined 1F1B for "
+                 "the other schedules) or full (the TP collectives too)")
+      ->check(CLI::IsMember({"none", "a2a", "full"}));
+  cmd.add_option("--streams", o.streams,
+                 "with --overlap: comm streams per device (1: two collectives never run at once, "
+                 "as under CUDA_DEVICE_MAX_CONNECTIONS=1; default one per micro-batch)")
+      ->check(CLI::Range(1, 64));
   cmd.add_option("--recompute", o.recompute,
                  "with --model: none, selective, full, full:N (the first N layers of each stage), "
                  "one per stage (selective,none,full:2), or auto (per stage the cheapest that fits)");
@@ -214,7 +226,8 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
           {"--layers-per-stage", !o.layers_per_stage.empty()},
           {"--recompute", !o.recompute.empty()}, {"--seq", !o.seq.empty()},
           {"--sequence-parallel", !o.sequence_parallel.empty()},
-          {"--overlap-grad-reduce", o.overlap_grad_reduce}})
+          {"--overlap-grad-reduce", o.overlap_grad_reduce}, {"--ep", o.ep != 1},
+          {"--overlap", !o.overlap.empty()}, {"--streams", o.streams != 0}})
       if (given) throw ConfigError(fmt::format("{} needs --model", flag));
     return std::nullopt;
   }
@@ -235,7 +248,14 @@ std::optional<WorkloadSpec> resolve_workload(const RunOptions& o) {
                             .zero = o.zero,
                             .tp = o.tp,
                             .sequence_parallel = o.sequence_parallel != "off",
-                            .overlap_grad_reduce = o.overlap_grad_reduce};
+                            .overlap_grad_reduce = o.overlap_grad_reduce,
+                            .ep = o.ep,
+                            .overlap = o.overlap == "a2a"    ? OverlapMode::a2a
+                                       : o.overlap == "full" ? OverlapMode::full
+                                                             : OverlapMode::none,
+                            .comm_streams = o.streams};
+  if (o.streams != 0 && w.training.overlap == OverlapMode::none)
+    throw ConfigError("--streams needs --overlap a2a or full");
   apply_recompute(w, parse_recompute(o.recompute));
   return w;
 }

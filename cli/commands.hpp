@@ -54,6 +54,9 @@ struct RunOptions {
   int tp{1};                     ///< --tp
   std::string sequence_parallel;  ///< --sequence-parallel on|off ("" = on)
   bool overlap_grad_reduce{false};  ///< --overlap-grad-reduce
+  int ep{1};                     ///< --ep
+  std::string overlap;           ///< --overlap none|a2a|full ("" = none)
+  int streams{0};                ///< --streams N (0 = one per micro-batch of a cell)
   std::string recompute;         ///< --recompute none|selective|full|full:N|auto|per stage
   std::string mem_capacity;      ///< --mem-capacity 80GiB
   int iterations{1};           ///< --iterations K

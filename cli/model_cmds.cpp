@@ -39,6 +39,7 @@ nlohmann::ordered_json model_json(const ModelSpec& m) {
   nlohmann::ordered_json j;
   j["name"] = m.name;
   j["parameters"] = parameter_count(m);
+  if (m.moe()) j["active_parameters"] = active_parameter_count(m);
   j["layers"] = m.layers;
   j["hidden"] = m.hidden;
   j["heads"] = m.heads;
@@ -51,6 +52,16 @@ nlohmann::ordered_json model_json(const ModelSpec& m) {
   j["recompute"] = recompute_name(m.recompute);
   j["mlp"] = mlp_name(m.mlp);
   j["tied_embeddings"] = m.tied_embeddings;
+  if (m.head_dim > 0) j["head_dim"] = m.head_dim;
+  if (m.moe()) {
+    nlohmann::ordered_json e;
+    e["experts"] = m.experts;
+    e["top_k"] = m.top_k;
+    e["expert_ffn"] = m.expert_ffn;
+    e["shared_experts"] = m.shared_experts;
+    e["capacity_factor"] = m.capacity_factor;
+    j["moe"] = std::move(e);
+  }
   return j;
 }
 
@@ -65,6 +76,8 @@ std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Lay
   j["dp"] = w.training.dp;
   j["zero"] = w.training.zero;
   j["tp"] = w.training.tp;
+  j["ep"] = w.training.ep;
+  j["overlap"] = overlap_name(w.training.overlap);
   if (!mc.times.empty()) {
     // where each stage's time goes, per task kind (B without R, R its recomputed forward)
     const auto parts = [](const TimeParts& t) {
@@ -73,6 +86,7 @@ std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Lay
       e["attention_ms"] = t.attention;
       e["memory_ms"] = t.memory;
       e["tp_comm_ms"] = t.tp_comm;
+      e["ep_comm_ms"] = t.ep_comm;
       e["overhead_ms"] = t.overhead;
       return e;
     };
@@ -93,22 +107,24 @@ std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Lay
 
 // Where each stage's F + B + W of one micro-batch goes, and its optimizer step.
 void write_breakdown(std::ostream& out, const ModelCosts& mc) {
-  out << fmt::format("\n{:>5}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  {:>12}\n", "stage",
-                     "gemm_ms", "attn_ms", "memory_ms", "tp_ms", "kernel_ms", "memory",
-                     "optimizer_ms");
+  out << fmt::format("\n{:>5}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  {:>12}\n",
+                     "stage", "gemm_ms", "attn_ms", "memory_ms", "tp_ms", "a2a_ms", "kernel_ms",
+                     "memory", "optimizer_ms");
   for (std::size_t i = 0; i < mc.times.size(); ++i) {
     TimeParts all = mc.times[i].F;
     all += mc.times[i].B;
     all += mc.times[i].W;
     all += mc.times[i].R;
     const auto ms = [](double v) { return human_ms(ms_to_ticks(v, "a part of a stage's time")); };
-    out << fmt::format("{:>5}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  {:>12}\n", i, ms(all.gemm),
-                       ms(all.attention), ms(all.memory), ms(all.tp_comm), ms(all.overhead),
+    out << fmt::format("{:>5}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  {:>12}\n", i,
+                       ms(all.gemm), ms(all.attention), ms(all.memory), ms(all.tp_comm),
+                       ms(all.ep_comm), ms(all.overhead),
                        human_percent(all.total() > 0 ? all.memory / all.total() : 0),
                        ms(mc.optimizer_ms[i]));
   }
   out << "(F + B + W of one micro-batch: weight GEMMs, attention core, memory-bound kernels, "
-         "tensor-parallel collectives, kernels' fixed cost; memory: the memory-bound share)\n";
+         "tensor-parallel collectives, expert all-to-alls, kernels' fixed cost; memory: the "
+         "memory-bound share)\n";
 }
 
 int run_costs(const CostsOptions& o, Io io) {
@@ -144,10 +160,16 @@ int run_costs(const CostsOptions& o, Io io) {
     return kExitOk;
   }
   const ModelSpec& m = w->model;
-  io.out << fmt::format("model     {} ({} parameters; {} layers, hidden {}, {} heads ({} KV), ffn {}, "
+  const std::string mlp =
+      m.moe() ? fmt::format("{} experts of {} (top-{}{}{})", m.experts, m.expert_ffn, m.top_k,
+                            m.shared_experts > 0 ? fmt::format(", {} shared", m.shared_experts) : "",
+                            m.capacity_factor > 0 ? fmt::format(", capacity {:g}", m.capacity_factor) : "")
+              : fmt::format("ffn {}", m.ffn);
+  const std::string heads = m.head_dim > 0 ? fmt::format(" of {}", m.head_dim) : "";
+  io.out << fmt::format("model     {} ({} parameters; {} layers, hidden {}, {} heads{} ({} KV), {}, "
                         "seq {}, micro-batch {}, vocab {}, {}, recompute {})\n",
-                        m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads,
-                        m.kv_heads, m.ffn, m.seq, m.microbatch_size, m.vocab, m.dtype,
+                        m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads, heads,
+                        m.kv_heads, mlp, m.seq, m.microbatch_size, m.vocab, m.dtype,
                         w->recompute.empty() ? std::string(recompute_name(m.recompute))
                                              : recompute_text(w->recompute));
   io.out << fmt::format("device    {} ({})\n", w->device.name, w->device.source);
@@ -241,7 +263,8 @@ int run_plan(const PlanOptions& o, Io io) {
         e["offloaded_bytes"] = c.offloaded_bytes;
         e["exposed_copy_ms"] = c.exposed_copy_ms;
       }
-      if ((!c.recompute.empty() || !c.offload.empty()) && c.without_knob_ms > 0)
+      e["overlap"] = c.overlap.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.overlap);
+      if ((!c.recompute.empty() || !c.offload.empty() || !c.overlap.empty()) && c.without_knob_ms > 0)
         e["without_knob_ms"] = c.without_knob_ms;
       e["fits"] = c.fits;
       e["reason"] = c.reason;
@@ -269,7 +292,8 @@ int run_plan(const PlanOptions& o, Io io) {
                           c.fits || c.iteration_time_ms > 0 ? human_percent(c.bubble_rate) : "-",
                           c.peak_bytes > 0 ? human_bytes(c.peak_bytes) : "-",
                           c.fits ? c.layout + (c.recompute.empty() ? "" : "  --recompute " + c.recompute) +
-                                       (c.offload.empty() ? "" : "  --offload " + c.offload)
+                                       (c.offload.empty() ? "" : "  --offload " + c.offload) +
+                                       (c.overlap.empty() ? "" : "  --overlap " + c.overlap)
                                  : c.reason.substr(0, 100));
   }
   if (plan.candidates.size() > static_cast<std::size_t>(shown))
@@ -384,13 +408,19 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
         io.out << all.dump(2) << "\n";
         return kExitOk;
       }
-      io.out << fmt::format("{:<12} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
+      io.out << fmt::format("{:<17} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
                             "model", "params", "layers", "hidden", "heads", "kv", "ffn", "seq", "b",
                             "vocab", "mlp");
-      for (const ModelSpec& m : model_presets())
-        io.out << fmt::format("{:<12} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
+      for (const ModelSpec& m : model_presets()) {
+        const std::string mlp =
+            m.moe() ? fmt::format("{}, {} experts, top-{} ({} active)", mlp_name(m.mlp), m.experts,
+                                  m.top_k, human_count(active_parameter_count(m)))
+                    : std::string(mlp_name(m.mlp));
+        io.out << fmt::format("{:<17} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
                               m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads,
-                              m.kv_heads, m.ffn, m.seq, m.microbatch_size, m.vocab, mlp_name(m.mlp));
+                              m.kv_heads, m.moe() ? m.expert_ffn : m.ffn, m.seq, m.microbatch_size,
+                              m.vocab, mlp);
+      }
       std::string devices;
       for (const DeviceSpec& d : device_presets()) devices += d.name + ", ";
       io.out << "\nDevices: " << devices.substr(0, devices.size() - 2)

@@ -42,9 +42,12 @@ struct Memory {
   double tp_gbytes_per_s;
 };
 
+// NOTE: HGX A100/H100/H200 nodes have 8 GPUs on one NVLink switch; GH200 nodes (Alps,
+// JUPITER) have 4 superchips.
 DeviceSpec preset(std::string name, double tflops, double gib, double gbytes_per_s, Host host,
-                  Memory memory) {
+                  Memory memory, int gpus_per_node = 8) {
   DeviceSpec d;
+  d.gpus_per_node = gpus_per_node;
   d.name = std::move(name);
   d.peak_tflops = tflops;
   d.efficiency_F = 0.6;
@@ -85,8 +88,9 @@ std::span<const DeviceSpec> device_presets() {
       preset("a100", 312, 80, 25, {32, 0.01, 256}, {2039, 230}),
       preset("h100", 989, 80, 50, {64, 0.01, 256}, {3350, 450}),
       preset("h200", 989, 140, 50, {64, 0.01, 256}, {4800, 450}),
-      preset("gh200", 989, 96, 50, {450, 0.005, 480}, {4000, 450}),
+      preset("gh200", 989, 96, 50, {450, 0.005, 480}, {4000, 450}, 4),
   };
+
   return presets;
 }
 
@@ -186,6 +190,8 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
        }},
       {"tp_link", false, "",
        [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, tp_link); }},
+      {"gpus_per_node", false, "",
+       [&](const json& v, const std::string& at) { d.gpus_per_node = r.integer(v, at, 1, 4096); }},
       {"host_memory_gib", false, "",
        [&](const json& v, const std::string& at) {
          d.host_memory_gib = r.number(v, at);

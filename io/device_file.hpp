@@ -34,6 +34,9 @@ struct DeviceSpec {
   double hbm_efficiency{0.8};
   double kernel_overhead_us{0};
   double tp_link_gbytes_per_s{0};
+  /// Devices on one node, joined by the tp_link (NVLink); a group larger than a node (an
+  /// expert-parallel all-to-all over --tp x --ep devices) crosses it on `link` (InfiniBand).
+  int gpus_per_node{8};
   std::string source;            ///< preset, file, or measurement, for reports
 };
 
@@ -50,7 +53,7 @@ struct DeviceSpec {
 /// Reads `{"schema": "ppsim.device/1", "name"?, "peak_tflops", "efficiency"?: {"F", "B", "W"},
 /// "memory_gib"?, "link"?: {"latency_ms", "gbytes_per_s"}, "host_link"?: {"gbytes_per_s",
 /// "latency_ms"?, "shared"?}, "host_memory_gib"?, "hbm"?: {"gbytes_per_s", "efficiency"?},
-/// "kernel_overhead_us"?, "tp_link"?: {"gbytes_per_s"}}`.
+/// "kernel_overhead_us"?, "tp_link"?: {"gbytes_per_s"}, "gpus_per_node"?}`.
 [[nodiscard]] DeviceSpec parse_device_json(std::string_view text, std::string_view where);
 
 } // namespace ppsim

@@ -23,6 +23,7 @@ constexpr int kMaxHeads = 1 << 14;
 using limits::kMaxSeq;
 constexpr int kMaxMicrobatchSize = 1 << 16;
 constexpr int kMaxVocab = 1 << 24;
+constexpr int kMaxExperts = 1 << 16;
 
 ModelSpec preset(std::string name, int layers, int hidden, int heads, int kv_heads, int ffn,
                  int seq, int b, int vocab, bool tied, MlpKind mlp,
@@ -41,6 +42,16 @@ ModelSpec preset(std::string name, int layers, int hidden, int heads, int kv_hea
   m.mlp = mlp;
   m.recompute = recompute;
   m.source = "preset " + m.name;
+  return m;
+}
+
+// A mixture of experts over a preset's attention: every layer's MLP replaced by `experts` of
+// width `expert_ffn`, `top_k` per token.
+ModelSpec moe(ModelSpec m, int head_dim, int experts, int top_k, int expert_ffn) {
+  m.head_dim = head_dim;
+  m.experts = experts;
+  m.top_k = top_k;
+  m.expert_ffn = expert_ffn;
   return m;
 }
 
@@ -63,7 +74,7 @@ std::span<const ModelSpec> model_presets() {
   // tied embeddings: 12 L h^2 + V h is then 1.48B, 6.17B, 14.63B and 28.28B parameters, the
   // names' 1.5B, 6.2B, 14.6B and 28.3B. Their layer counts are k p - 2 (one layer fewer on the
   // first and last stage, for the embedding and the loss).
-  static const std::array<ModelSpec, 8> presets = {
+  static const std::array<ModelSpec, 10> presets = {
       preset("zb-1.5b", 22, 2304, 24, 24, 4 * 2304, 1024, 6, 32000, true, MlpKind::gelu),
       preset("zb-6.2b", 30, 4096, 32, 32, 4 * 4096, 1024, 3, 32000, true, MlpKind::gelu),
       preset("zb-14.6b", 46, 5120, 40, 40, 4 * 5120, 1024, 1, 32000, true, MlpKind::gelu),
@@ -78,6 +89,17 @@ std::span<const ModelSpec> model_presets() {
              Recompute::selective),
       preset("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 1, 128256, false, MlpKind::swiglu,
              Recompute::selective),
+      // Mixtral-8x7B's config.json (mistralai/Mixtral-8x7B-v0.1): 32 layers, hidden 4096, 32
+      // heads of 128, 8 KV heads, 8 experts of 14336 (SwiGLU), top-2, vocabulary 32000, untied.
+      moe(preset("mixtral-8x7b", 32, 4096, 32, 8, 14336, 4096, 1, 32000, false, MlpKind::swiglu,
+                 Recompute::selective),
+          128, 8, 2, 14336),
+      // Qwen3-30B-A3B's config.json (Qwen/Qwen3-30B-A3B): 48 layers, hidden 2048, 32 heads of
+      // 128 (so 4096 wide), 4 KV heads, 128 experts of 768, top-8, no shared expert, vocabulary
+      // 151936, untied.
+      moe(preset("qwen3-moe-30b-a3b", 48, 2048, 32, 4, 6144, 4096, 1, 151936, false,
+                 MlpKind::swiglu, Recompute::selective),
+          128, 128, 8, 768),
   };
   return presets;
 }
@@ -92,8 +114,24 @@ void check_model(const ModelSpec& m, std::string_view where) {
        fmt::format("hidden={} (expected 1..{})", m.hidden, kMaxHidden));
   need(m.heads >= 1 && m.heads <= kMaxHeads,
        fmt::format("heads={} (expected 1..{})", m.heads, kMaxHeads));
-  need(m.hidden % m.heads == 0,
-       fmt::format("heads={} does not divide hidden={}", m.heads, m.hidden));
+  need(m.head_dim > 0 || m.hidden % m.heads == 0,
+       fmt::format("heads={} does not divide hidden={} (or give head_dim)", m.heads, m.hidden));
+  need(m.head_dim >= 0 && m.head_dim <= kMaxHidden,
+       fmt::format("head_dim={} (expected 1..{})", m.head_dim, kMaxHidden));
+  need(static_cast<double>(m.heads) * m.head_width() <= 64.0 * kMaxHidden,
+       fmt::format("heads={} x head_dim={} is too wide", m.heads, m.head_width()));
+  need(m.experts >= 0 && m.experts <= kMaxExperts,
+       fmt::format("experts={} (expected 0..{})", m.experts, kMaxExperts));
+  if (m.moe()) {
+    need(m.top_k >= 1 && m.top_k <= m.experts,
+         fmt::format("top_k={} (expected 1..experts={})", m.top_k, m.experts));
+    need(m.expert_ffn >= 1 && m.expert_ffn <= 64 * kMaxHidden,
+         fmt::format("expert_ffn={} must be positive", m.expert_ffn));
+    need(m.shared_experts >= 0 && m.shared_experts <= kMaxExperts,
+         fmt::format("shared_experts={} (expected 0..{})", m.shared_experts, kMaxExperts));
+    need(m.capacity_factor == 0 || (m.capacity_factor >= 1 && m.capacity_factor <= 64),
+         fmt::format("capacity_factor={} (expected 0 for dropless, or 1..64)", m.capacity_factor));
+  }
   need(m.kv_heads >= 1 && m.heads % m.kv_heads == 0,
        fmt::format("kv_heads={} does not divide heads={}", m.kv_heads, m.heads));
   need(m.ffn >= 1 && m.ffn <= 64 * kMaxHidden, fmt::format("ffn={} must be positive", m.ffn));
@@ -116,6 +154,18 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
     return [&r, &field, lo, hi](const json& v, const std::string& at) {
       field = r.integer(v, at, lo, hi);
     };
+  };
+  const detail::Field moe_fields[] = {
+      {"experts", true, "missing", integer(m.experts, 1, kMaxExperts)},
+      {"top_k", true, "missing", integer(m.top_k, 1, kMaxExperts)},
+      {"expert_ffn", true, "missing", integer(m.expert_ffn, 1, 64 * kMaxHidden)},
+      {"shared_experts", false, "", integer(m.shared_experts, 0, kMaxExperts)},
+      {"capacity_factor", false, "",
+       [&](const json& v, const std::string& at) {
+         m.capacity_factor = r.number(v, at);
+         if (m.capacity_factor != 0 && (m.capacity_factor < 1 || m.capacity_factor > 64))
+           r.fail(at, fmt::format("{}: expected 0 (dropless) or 1..64", m.capacity_factor));
+       }},
   };
   const detail::Field fields[] = {
       detail::schema_field(r, "ppsim.model/1"),
@@ -152,6 +202,9 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
          if (!v.is_boolean()) r.fail(at, fmt::format("expected true or false, got {}", JsonReader::shown(v)));
          m.flash_attention = v.get<bool>();
        }},
+      {"head_dim", false, "", integer(m.head_dim, 1, kMaxHidden)},
+      {"moe", false, "",
+       [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, moe_fields); }},
       {"mlp", false, "",
        [&](const json& v, const std::string& at) {
          const std::string s = r.string(v, at);
@@ -163,8 +216,11 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
   const auto seen = detail::read_fields(r, doc, "", fields);
   if (!seen.has("kv_heads")) m.kv_heads = m.heads;
   if (!seen.has("ffn")) m.ffn = 4 * m.hidden;
-  if (m.hidden % m.heads != 0)
-    r.fail("/heads", fmt::format("heads={} does not divide hidden={}", m.heads, m.hidden));
+  if (m.head_dim == 0 && m.hidden % m.heads != 0)
+    r.fail("/heads", fmt::format("heads={} does not divide hidden={} (or give head_dim)", m.heads,
+                                 m.hidden));
+  if (m.moe() && m.top_k > m.experts)
+    r.fail("/moe/top_k", fmt::format("top_k={} is more than experts={}", m.top_k, m.experts));
   if (m.heads % m.kv_heads != 0)
     r.fail("/kv_heads", fmt::format("kv_heads={} does not divide heads={}", m.kv_heads, m.heads));
   check_model(m, where);

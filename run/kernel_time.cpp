@@ -13,12 +13,13 @@ TimeParts& TimeParts::operator+=(const TimeParts& o) {
   attention += o.attention;
   memory += o.memory;
   tp_comm += o.tp_comm;
+  ep_comm += o.ep_comm;
   overhead += o.overhead;
   return *this;
 }
 
 TimeParts TimeParts::scaled(double n) const {
-  return {gemm * n, attention * n, memory * n, tp_comm * n, overhead * n};
+  return {gemm * n, attention * n, memory * n, tp_comm * n, ep_comm * n, overhead * n};
 }
 
 LayerTimes& LayerTimes::operator+=(const LayerTimes& o) {
@@ -48,8 +49,27 @@ double tp_collective_ms(const DeviceSpec& d, double bytes, int tp) {
   return bytes_ms(2.0 * (tp - 1) / tp * bytes, d.tp_link_gbytes_per_s);
 }
 
+} // namespace
+
+double expert_all_to_all_ms(const DeviceSpec& d, double bytes, int ep, int tp) {
+  if (ep <= 1) return 0;
+  // The ep ranks of a group lie tp apart: gpus_per_node / tp of them share a node.
+  const int per_node = std::max(1, d.gpus_per_node / std::max(1, tp));
+  const double near = std::min(per_node, ep) - 1;
+  const double far = ep - std::min(per_node, ep);
+  const double per_peer = bytes / ep;
+  const double nvlink = d.tp_link_gbytes_per_s > 0 ? d.tp_link_gbytes_per_s : d.link_gbytes_per_s;
+  double t = 0;
+  if (near > 0 && nvlink > 0) t = std::max(t, bytes_ms(near * per_peer, nvlink));
+  if (far > 0 && d.link_gbytes_per_s > 0)
+    t = std::max(t, bytes_ms(far * per_peer, d.link_gbytes_per_s) + d.link_latency_ms);
+  return t > 0 ? t + overhead_ms(d, 1) : 0;
+}
+
+namespace {
+
 struct KernelDims {
-  double s, b, T, h, kv, f, a, V, n_up, k, t;
+  double s, b, T, h, q, dh, kv, f, a, V, n_up, k, t;
   double Te;  // tokens of the elementwise work on one rank: T / t with sequence parallelism
 };
 
@@ -59,7 +79,9 @@ KernelDims dims_of(const ModelSpec& m, const TrainingSpec& training) {
   x.b = m.microbatch_size;
   x.T = x.s * x.b;
   x.h = m.hidden;
-  x.kv = static_cast<double>(m.hidden) * m.kv_heads / m.heads;
+  x.dh = m.head_width();
+  x.q = x.dh * m.heads;  // the queries' width: h unless head_dim says otherwise
+  x.kv = x.dh * m.kv_heads;
   x.f = m.ffn;
   x.a = m.heads;
   x.V = m.vocab;
@@ -70,19 +92,11 @@ KernelDims dims_of(const ModelSpec& m, const TrainingSpec& training) {
   return x;
 }
 
-// The four weight GEMMs of a layer on one rank, as (m, n, k) of the forward: QKV (h -> h + 2
-// h_kv), the output projection (h -> h), the MLP's up (h -> n_up f) and down (f -> h) matrices.
+// A weight GEMM of a layer on one rank, as (m, n, k) of the forward: QKV (h -> q + 2 h_kv),
+// the output projection (q -> h), the MLP's up (h -> n_up f) and down (f -> h) matrices.
 struct GemmShape {
   double m, n, k;
 };
-
-template <class Fn>
-void for_each_weight_gemm(const KernelDims& x, Fn&& fn) {
-  fn(GemmShape{x.T, (x.h + 2 * x.kv) / x.t, x.h});
-  fn(GemmShape{x.T, x.h, x.h / x.t});
-  fn(GemmShape{x.T, x.n_up * x.f / x.t, x.h});
-  fn(GemmShape{x.T, x.h, x.f / x.t});
-}
 
 } // namespace
 
@@ -101,28 +115,42 @@ double hbm_ms(const DeviceSpec& d, double bytes) {
   return bytes_ms(bytes, d.hbm_gbytes_per_s * d.hbm_efficiency);
 }
 
-LayerTimes decoder_layer_times(const ModelSpec& m, const DeviceSpec& d, const TrainingSpec& training,
-                               Recompute recompute) {
+LayerTimes LayerBlocks::total() const {
+  LayerTimes t = attention;
+  t += mlp;
+  t.F.tp_comm += 2 * tp_F;
+  t.B.tp_comm += 2 * tp_B;
+  t.F.ep_comm += 2 * a2a_F;
+  t.B.ep_comm += 2 * a2a_B;
+  return t;
+}
+
+LayerBlocks decoder_layer_blocks(const ModelSpec& m, const DeviceSpec& d, const TrainingSpec& training,
+                                 Recompute recompute) {
   const KernelDims x = dims_of(m, training);
-  LayerTimes t;
+  LayerBlocks l;
+  LayerTimes& at = l.attention;
+  LayerTimes& mt = l.mlp;
   // Weight GEMMs: F computes Y = X W; B the input gradient dX = dY W^T (m x k from m x n and
   // n x k); W the weight gradient dW = X^T dY (k x n over the m tokens), accumulated in fp32
-  // (Megatron's gradient-accumulation fusion).
-  for_each_weight_gemm(x, [&](GemmShape g) {
-    t.F.gemm += gemm_ms(d, g.m, g.n, g.k, d.efficiency_F, x.k, x.k);
-    t.B.gemm += gemm_ms(d, g.m, g.k, g.n, d.efficiency_B, x.k, x.k);
-    t.W.gemm += gemm_ms(d, g.k, g.n, g.m, d.efficiency_W, x.k, 4 + 4);
-  });
-  // The attention core over a / t heads of width h / a.
+  // (Megatron's gradient-accumulation fusion). `batch` GEMMs of one shape: an expert group.
+  const auto weight_gemm = [&](LayerTimes& t, GemmShape g, double batch) {
+    t.F.gemm += gemm_ms(d, g.m, g.n, g.k, d.efficiency_F, x.k, x.k, batch);
+    t.B.gemm += gemm_ms(d, g.m, g.k, g.n, d.efficiency_B, x.k, x.k, batch);
+    t.W.gemm += gemm_ms(d, g.k, g.n, g.m, d.efficiency_W, x.k, 4 + 4, batch);
+  };
+  weight_gemm(at, GemmShape{x.T, (x.q + 2 * x.kv) / x.t, x.h}, 1);
+  weight_gemm(at, GemmShape{x.T, x.h, x.q / x.t}, 1);
+  // The attention core over a / t heads of width dh.
   const double heads = x.a / x.t;
-  const double dh = x.h / x.a;
+  const double dh = x.dh;
   const double sb = x.s * x.s * x.b * heads;  // score values on this rank
   TimeParts core_F, core_B;
   if (m.flash_attention) {
-    // One kernel each way, compute-bound: QK^T and PV forward (4 b s^2 h / t FLOPs), twice that
-    // backward; it reads Q, K, V (and O, dO) and writes O (dQ, dK, dV).
-    const double qkv = x.T * (x.h + 2 * x.kv) / x.t * x.k;
-    const double o = x.T * x.h / x.t * x.k;
+    // One kernel each way, compute-bound: QK^T and PV forward (4 b s^2 a dh / t FLOPs), twice
+    // that backward; it reads Q, K, V (and O, dO) and writes O (dQ, dK, dV).
+    const double qkv = x.T * (x.q + 2 * x.kv) / x.t * x.k;
+    const double o = x.T * x.q / x.t * x.k;
     const double flops = 2 * x.s * x.s * dh * x.b * heads;  // one of QK^T, PV
     core_F.attention = kernel_ms(d, 2 * flops, qkv + o, d.efficiency_F);
     core_B.attention = kernel_ms(d, 4 * flops, 2 * qkv + 2 * o, d.efficiency_B);
@@ -143,28 +171,78 @@ LayerTimes decoder_layer_times(const ModelSpec& m, const DeviceSpec& d, const Tr
     core_B.memory = hbm_ms(d, sb * ((2 * x.k + 1) + 3 * x.k));
     core_B.overhead = overhead_ms(d, 2);
   }
-  t.F += core_F;
-  t.B += core_B;
-  // Elementwise work. Forward: two norms (read, write), two bias-dropout-adds (read the output
-  // and the residual, write, a byte of mask) on the rank's tokens, the MLP's activation (GELU
-  // reads and writes f, SwiGLU reads 2f and writes f). Backward: the norms read dy and x and
-  // write dx, the dropout-adds read the gradient and the mask and write, and add the residual's
-  // gradient (read two, write one), the activation reads its gradient and inputs and writes the
-  // inputs' gradients. W has no activation-gradient work.
+  at.F += core_F;
+  at.B += core_B;
+  // Elementwise work, per block. Forward: a norm (read, write) and a bias-dropout-add (read the
+  // output and the residual, write, a byte of mask) on the rank's tokens. Backward: the norm
+  // reads dy and x and writes dx, the dropout-add reads the gradient and the mask and writes,
+  // and the residual's gradient is added (read two, write one). W has no activation-gradient
+  // work.
   const double eh = x.Te * x.h;
-  const double mlp = x.T * x.f / x.t;
-  t.F.memory += hbm_ms(d, eh * (2 * 2 * x.k + 2 * (3 * x.k + 1)) + mlp * x.k * (x.n_up + 1));
-  t.F.overhead += overhead_ms(d, 5);
-  t.B.memory += hbm_ms(d, eh * (2 * 3 * x.k + 2 * (2 * x.k + 1) + 2 * 3 * x.k) +
-                              mlp * x.k * (1 + 2 * x.n_up + x.n_up));
-  t.B.overhead += overhead_ms(d, 7);
-  // Two collectives each way over the layer's s b h activations.
+  for (LayerTimes* t : {&at, &mt}) {
+    t->F.memory += hbm_ms(d, eh * (2 * x.k + (3 * x.k + 1)));
+    t->B.memory += hbm_ms(d, eh * (3 * x.k + (2 * x.k + 1) + 3 * x.k));
+  }
+  at.F.overhead += overhead_ms(d, 2);
+  at.B.overhead += overhead_ms(d, 3);
+  // The MLP's activation (GELU reads and writes its f values, SwiGLU reads 2f and writes f;
+  // backward reads the gradient and the inputs and writes the inputs' gradients) on `values`
+  // inner values per matrix.
+  const auto activation = [&](LayerTimes& t, double values) {
+    t.F.memory += hbm_ms(d, values * x.k * (x.n_up + 1));
+    t.B.memory += hbm_ms(d, values * x.k * (1 + 2 * x.n_up + x.n_up));
+  };
+  if (!m.moe()) {
+    weight_gemm(mt, GemmShape{x.T, x.n_up * x.f / x.t, x.h}, 1);
+    weight_gemm(mt, GemmShape{x.T, x.h, x.f / x.t}, 1);
+    activation(mt, x.T * x.f / x.t);
+    mt.F.overhead += overhead_ms(d, 3);
+    mt.B.overhead += overhead_ms(d, 4);
+  } else {
+    // Experts (ETP 1: each rank's Te tokens, every expert whole): the router's GEMM (h -> E) and
+    // its softmax and top-k in fp32; the routed copies permuted into expert order before the
+    // dispatch and back after the combine (read, write); each of the ep ranks' E / ep experts a
+    // GEMM of the tokens routed to it (grouped); shared experts as a dense MLP split over tp.
+    const double E = m.experts;
+    const double ep = std::max(1, training.ep);
+    const double local = E / ep;
+    const double routed = x.Te * m.top_k * (m.capacity_factor > 0 ? m.capacity_factor : 1.0);
+    const double per_expert = routed / local;
+    const double fe = m.expert_ffn;
+    weight_gemm(mt, GemmShape{x.Te, E, x.h}, 1);
+    weight_gemm(mt, GemmShape{per_expert, x.n_up * fe, x.h}, local);
+    weight_gemm(mt, GemmShape{per_expert, x.h, fe}, local);
+    activation(mt, routed * fe);
+    const double permute = 2 * 2 * routed * x.h * x.k + x.Te * E * 4 * 3;
+    mt.F.memory += hbm_ms(d, permute);
+    mt.B.memory += hbm_ms(d, permute);
+    if (m.shared_experts > 0) {
+      const double fs = static_cast<double>(m.shared_experts) * fe;
+      weight_gemm(mt, GemmShape{x.T, x.n_up * fs / x.t, x.h}, 1);
+      weight_gemm(mt, GemmShape{x.T, x.h, fs / x.t}, 1);
+      activation(mt, x.T * fs / x.t);
+    }
+    mt.F.overhead += overhead_ms(d, 8);
+    mt.B.overhead += overhead_ms(d, 9);
+    // The dispatch and the combine each move every routed copy (model dtype) to its expert's
+    // rank; backward the same two the other way.
+    l.a2a_F = l.a2a_B = expert_all_to_all_ms(d, routed * x.h * x.k, training.ep, training.tp);
+  }
+  // One collective per block each way over the layer's s b h activations.
   const double act = x.T * x.h * x.k;
-  t.F.tp_comm = 2 * tp_collective_ms(d, act, training.tp);
-  t.B.tp_comm = 2 * tp_collective_ms(d, act, training.tp);
-  if (recompute == Recompute::selective) t.R = core_F;
-  if (recompute == Recompute::full) t.R = t.F;
-  return t;
+  l.tp_F = l.tp_B = tp_collective_ms(d, act, training.tp);
+  if (recompute == Recompute::selective) at.R = core_F;
+  if (recompute == Recompute::full) {
+    // The whole forward again, its collectives included (as compute time of the backward).
+    const LayerTimes all = l.total();
+    mt.R = all.F;
+  }
+  return l;
+}
+
+LayerTimes decoder_layer_times(const ModelSpec& m, const DeviceSpec& d, const TrainingSpec& training,
+                               Recompute recompute) {
+  return decoder_layer_blocks(m, d, training, recompute).total();
 }
 
 LayerTimes embedding_layer_times(const ModelSpec& m, const DeviceSpec& d, const TrainingSpec& training) {

@@ -23,8 +23,11 @@ struct TimeParts {
   double attention{0};  ///< the attention core (its batched GEMMs or its fused kernel)
   double memory{0};     ///< elementwise and reduction kernels, bound by HBM
   double tp_comm{0};    ///< the tensor-parallel collectives (not overlapped, as Megatron's)
+  double ep_comm{0};    ///< the expert-parallel all-to-alls (dispatch and combine)
   double overhead{0};   ///< a fixed cost per kernel
-  [[nodiscard]] double total() const { return gemm + attention + memory + tp_comm + overhead; }
+  [[nodiscard]] double total() const {
+    return gemm + attention + memory + tp_comm + ep_comm + overhead;
+  }
   TimeParts& operator+=(const TimeParts& o);
   [[nodiscard]] TimeParts scaled(double n) const;
 };
@@ -56,8 +59,33 @@ struct LayerTimes {
 /// `bytes` through HBM by elementwise kernels, in ms (no overhead).
 [[nodiscard]] double hbm_ms(const DeviceSpec& device, double bytes);
 
+/// A decoder layer as the two blocks its sub-operations form, each its own compute (the
+/// attention block: its norm, QKV, core, projection and dropout-add; the MLP or the experts:
+/// norm, router, expert GEMMs, permutes, activation, dropout-add) and, between and around
+/// them, one TP collective per block each way and, for a mixture of experts, two all-to-alls
+/// each way (the dispatch before the experts and the combine after; backward the reverse).
+/// A recomputed forward (R) is in the block it recomputes (full: the MLP's holds all of it).
+struct LayerBlocks {
+  LayerTimes attention;
+  LayerTimes mlp;
+  double tp_F{0}, tp_B{0};    ///< one tensor-parallel collective, forward and backward
+  double a2a_F{0}, a2a_B{0};  ///< one expert all-to-all, forward and backward
+  /// The layer's times: both blocks with two TP collectives and two all-to-alls each way.
+  [[nodiscard]] LayerTimes total() const;
+};
+
+[[nodiscard]] LayerBlocks decoder_layer_blocks(const ModelSpec& model, const DeviceSpec& device,
+                                               const TrainingSpec& training, Recompute recompute);
+/// decoder_layer_blocks(...).total().
 [[nodiscard]] LayerTimes decoder_layer_times(const ModelSpec& model, const DeviceSpec& device,
                                              const TrainingSpec& training, Recompute recompute);
+
+/// One all-to-all of an expert-parallel group of `ep` ranks, `tp` apart on the devices, where
+/// each rank sends `bytes` spread evenly over the group (its own share stays): the share for
+/// the ranks on its node over the tp_link (NVLink), the rest over `link` (InfiniBand) at the
+/// same time, the slower of the two, plus the link's latency across nodes and one kernel. 0
+/// for ep = 1.
+[[nodiscard]] double expert_all_to_all_ms(const DeviceSpec& device, double bytes, int ep, int tp);
 /// The embedding's lookup and dropout (F) and the scatter-add of its gradient (W).
 [[nodiscard]] LayerTimes embedding_layer_times(const ModelSpec& model, const DeviceSpec& device,
                                                const TrainingSpec& training);

@@ -7,7 +7,8 @@
 // memory-limited search (zb-auto, zb-v, ...) that fits is also tried with selective
 // recomputation, which leaves it more room, and kept when that is faster. For long sequences
 // seq1f1b is tried with 2, 4 and 8 balanced slices per micro-batch (each of at least
-// kMinSliceTokens tokens).
+// kMinSliceTokens tokens). A mixture of experts with --ep and no --overlap is also tried with
+// `--overlap a2a` (kept when faster).
 //
 //   Plan plan = make_plan({.workload = w, .devices = 16, .global_batch = 512});
 //   const PlanCandidate& best = plan.candidates[plan.best];
@@ -57,6 +58,11 @@ struct PlanCandidate {
   /// needs it to fit; "" = none. Such a candidate follows the same shape without it.
   std::string offload;
   double offloaded_bytes{0};  ///< with offload: the most a device holds on the host
+  /// Overlap inside F and B (the --overlap text) when the candidate is faster with it: for a
+  /// mixture of experts with --ep, the all-to-alls under the other micro-batch's compute
+  /// (Combined 1F1B, DualPipe's cells); "" = as the workload says. Such a candidate follows the
+  /// same shape without it.
+  std::string overlap;
   double exposed_copy_ms{0};  ///< with offload: the copy time the backwards waited for
   /// One iteration, first start to last end, or with --dp to the end of the data-parallel tail.
   double iteration_time_ms{0};

@@ -180,7 +180,10 @@ Validation validate_published(const PublishedRuns& runs) {
                               .zero = 0,
                               .tp = p.tp,
                               .sequence_parallel = p.sequence_parallel,
-                              .overlap_grad_reduce = p.overlap_grad_reduce};
+                              .overlap_grad_reduce = p.overlap_grad_reduce,
+                              .ep = 1,
+                              .overlap = OverlapMode::none,
+                              .comm_streams = 0};
     rq.workload = w;
     const Run run = run_unchecked(rq);
     row.iteration_ms = ticks_to_ms(has_iteration_time(run) ? run.iterations.iteration_time

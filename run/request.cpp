@@ -14,6 +14,8 @@
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 #include "sim/schedule.hpp"
+#include "sim/task_graph.hpp"
+#include "sim/overlap.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -230,7 +232,9 @@ double fullest_state_bytes(const Schedule& schedule, const CostSpec& costs) {
 
 } // namespace
 
-ResolvedRequest resolve_request(const RunRequest& rq) {
+namespace {
+
+ResolvedRequest resolve_uncombined(const RunRequest& rq) {
   if (rq.workload && rq.workload->recompute_auto) return resolve_request(choose_recompute(rq).request);
   ResolvedRequest r;
   const bool file = is_schedule_file(rq.schedule);
@@ -253,7 +257,7 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
   if (rq.workload && rq.chunks == 0 && r.schedule.chunks() > 1) {
     RunRequest chosen = rq;
     chosen.chunks = r.schedule.chunks();
-    return resolve_request(chosen);
+    return resolve_uncombined(chosen);
   }
   // With a capacity in bytes and no --mem-limit, a search that takes a limit never plans past
   // the device: its default is cut to the activations the fullest device's state leaves room for.
@@ -268,6 +272,25 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
       r.schedule = build_schedule(rq, r.mem_limit, r.costs, r.notes);
     }
   }
+  return r;
+}
+
+} // namespace
+
+ResolvedRequest resolve_request(const RunRequest& rq) {
+  ResolvedRequest r = resolve_uncombined(rq);
+  if (!rq.workload || rq.workload->training.overlap == OverlapMode::none) return r;
+  Schedule combined = combine_forward_backward(r.schedule);
+  if (combined.order == r.schedule.order) return r;
+  const std::string_view mode = overlap_name(rq.workload->training.overlap);
+  if (!find_cycle(combined).empty())
+    throw ScheduleError(fmt::format("--overlap {}: the Combined 1F1B order of {} deadlocks (a cell "
+                                    "joins an F and a backward that wait for each other through "
+                                    "other devices); use --overlap none with it, or a schedule "
+                                    "with overlapped cells of its own (dualpipe, dualpipe-v)",
+                                    mode, r.schedule.name));
+  r.schedule = std::move(combined);
+  r.combined = true;
   return r;
 }
 
@@ -313,7 +336,8 @@ Run run_unchecked(const RunRequest& rq) {
   // limit its generator worked under (an explicit --mem-limit, or its default).
   std::optional<CostBound> bound;
   double bound_limit = -1;
-  if (info != nullptr && info->automatic()) {
+  // NOTE: the bound is of orders of separate F and B; overlapped cells may run below it.
+  if (info != nullptr && info->automatic() && !resolved.combined) {
     bound_limit = info->generation_limit(spec_of(rq, mem_limit, costs));
     const CostSpec planned = planning_costs(costs, rq.comm, schedule, Planning::bound);
     bound = cost_lower_bound(schedule, cost_model_for(planned, schedule), bound_limit);
@@ -348,6 +372,19 @@ Run run_unchecked(const RunRequest& rq) {
     run.optimality_gap = optimality_gap(run.metrics.cost, bound->cost);
     run.bound_mem_limit = bound_limit;
     run.notes = std::move(resolved.notes);
+  }
+  if (rq.workload && rq.workload->training.overlap != OverlapMode::none) {
+    const TrainingSpec& t = rq.workload->training;
+    std::string text = fmt::format(
+        "{}, {}", overlap_name(t.overlap),
+        resolved.combined ? "Combined 1F1B: each backward and the F after it as one cell, one more "
+                            "F before the first backward"
+                          : "the schedule's own overlapped cells from sub-operations");
+    if (t.comm_streams == 1) text += ", one comm stream";
+    if (resolved.combined && schedule.chunks() == 1 && schedule.devices > 1)
+      text += " (without chunks each cell waits for the next stage's cell of the same round: "
+              "Megatron-Core runs it with PP > 1 only on interleaved schedules)";
+    run.parameters.emplace_back("overlap", std::move(text));
   }
   if (rq.workload && (!rq.workload->recompute.empty() ||
                       rq.workload->model.recompute != Recompute::none))

@@ -109,6 +109,9 @@ struct ResolvedRequest {
   const ScheduleInfo* info{nullptr};
   /// What its generator said (ScheduleSpec::notes).
   std::vector<std::string> notes;
+  /// With --overlap, its F and backward pairs were combined into overlapped cells
+  /// (combine_forward_backward): the lower bound of separate tasks does not hold.
+  bool combined{false};
 };
 
 /// Every command and API that runs or writes a schedule goes through this: costs assembled

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <fmt/format.h>
 
 namespace ppsim {
@@ -14,7 +15,7 @@ namespace ppsim {
 namespace {
 
 struct TransformerShape {
-  double s, b, h, kv, f, a, V, T, n_up;
+  double s, b, h, q, kv, f, a, V, T, n_up;
 };
 
 TransformerShape shape_of(const ModelSpec& m) {
@@ -22,7 +23,8 @@ TransformerShape shape_of(const ModelSpec& m) {
   x.s = m.seq;
   x.b = m.microbatch_size;
   x.h = m.hidden;
-  x.kv = static_cast<double>(m.hidden) * m.kv_heads / m.heads;  // K and V width under GQA
+  x.q = static_cast<double>(m.head_width()) * m.heads;      // h unless head_dim says otherwise
+  x.kv = static_cast<double>(m.head_width()) * m.kv_heads;  // K and V width under GQA
   x.f = m.ffn;
   x.a = m.heads;
   x.V = m.vocab;
@@ -50,24 +52,46 @@ LayerEstimate decoder_layer(const ModelSpec& m) { return decoder_layer(m, m.reco
 LayerEstimate decoder_layer(const ModelSpec& m, Recompute recompute) {
   const TransformerShape x = shape_of(m);
   LayerEstimate e;
-  // GEMMs: QKV (h -> h + 2 h_kv), output projection (h -> h), MLP (n_up + 1 matrices h x f).
-  const double gemm_params = x.h * (x.h + 2 * x.kv) + x.h * x.h + (x.n_up + 1) * x.h * x.f;
-  const double G = 2 * x.T * gemm_params;
-  const double A = 4 * x.b * x.s * x.s * x.h;  // QK^T and attention x V
+  // GEMMs: QKV (h -> q + 2 h_kv), output projection (q -> h), and the MLP (n_up + 1 matrices h
+  // x f), or for a mixture of experts the router (h -> E), every expert and shared expert (n_up
+  // + 1 matrices h x f_e each), of which a token passes top_k routed ones (times the capacity
+  // factor's padding) and the shared ones.
+  const double attention_params = x.h * (x.q + 2 * x.kv) + x.q * x.h;
+  double mlp_params = (x.n_up + 1) * x.h * x.f;
+  double mlp_flops = 2 * x.T * mlp_params;
+  // Per token: the values the MLP keeps (its input, inner activations and the down
+  // projection's input) and W's GEMM inputs and output gradients.
+  double routed = 0, fe = 0, fs = 0;
+  if (m.moe()) {
+    fe = m.expert_ffn;
+    fs = static_cast<double>(m.shared_experts) * fe;
+    routed = x.T * m.top_k * (m.capacity_factor > 0 ? m.capacity_factor : 1.0);
+    const double expert = (x.n_up + 1) * x.h * fe;
+    e.expert_params = m.experts * expert;
+    mlp_params = x.h * m.experts + e.expert_params + (x.n_up + 1) * x.h * fs;
+    mlp_flops = 2 * x.T * x.h * m.experts + 2 * routed * expert + 2 * x.T * (x.n_up + 1) * x.h * fs;
+  }
+  const double G = 2 * x.T * attention_params + mlp_flops;
+  const double A = 4 * x.b * x.s * x.s * x.q;  // QK^T and attention x V
   e.F_flops = G + A;
   e.B_flops = G + 2 * A;
   e.W_flops = G;
   if (recompute == Recompute::selective) e.R_flops = A;
   if (recompute == Recompute::full) e.R_flops = G + A;
-  e.params = gemm_params + 2 * x.h;  // and two norms
+  e.params = attention_params + mlp_params + 2 * x.h;  // and two norms
   // Activation memory per micro-batch, 16-bit values (masks one byte), per Korthikanti et al.:
-  // attention 2sbh (QKV input) + 2sbh + 2 sb h_kv (Q, K) + 2 sb h_kv (V) + 2sbh (projection
+  // attention 2sbh (QKV input) + 2 sb q + 2 sb h_kv (Q, K) + 2 sb h_kv (V) + 2 sb q (projection
   // input) + sbh (dropout mask) + 5 a s^2 b (softmax, its mask, dropout output); MLP 2sbh (input)
   // + 2 n_up sbf (inner activations) + 2sbf (down-projection input) + sbh (mask); two norms
-  // 4sbh. For GPT (h_kv = h, f = 4h, GELU) that is 34 sbh + 5 a s^2 b.
+  // 4sbh. For GPT (q = h_kv = h, f = 4h, GELU) that is 34 sbh + 5 a s^2 b. Experts keep, per
+  // routed copy, its permuted input (2h) and inner values, the shared experts theirs per token,
+  // and the router its fp32 logits and probabilities (8E per token).
   const double sbh = x.T * x.h;
-  const double attention = 7 * sbh + 4 * x.T * x.kv;
-  const double mlp = 3 * sbh + (2 * x.n_up + 2) * x.T * x.f;
+  const double attention = 3 * sbh + 4 * x.T * x.q + 4 * x.T * x.kv;
+  double mlp = 3 * sbh + (2 * x.n_up + 2) * x.T * x.f;
+  if (m.moe())
+    mlp = 3 * sbh + routed * (2 * x.h + (2 * x.n_up + 2) * fe) + (2 * x.n_up + 2) * x.T * fs +
+          8 * x.T * m.experts;
   const double norms = 4 * sbh;
   const double scores = 5 * x.a * x.s * x.s * x.b;
   const double k = width_factor(m);
@@ -76,10 +100,15 @@ LayerEstimate decoder_layer(const ModelSpec& m, Recompute recompute) {
   case Recompute::selective: e.act_bytes = k * (attention + mlp + norms); break;
   case Recompute::full: e.act_bytes = k * 2 * sbh; break;
   }
-  // What W needs after B: the inputs of the four weight GEMMs (3 x 2sbh, 2sbf) and their output
-  // gradients (2 sb (h + 2 h_kv), 2sbh, 2 n_up sbf, 2sbh): 32 sbh for GPT.
-  e.mw_bytes = k * (6 * sbh + 2 * x.T * x.f + 2 * x.T * (x.h + 2 * x.kv) + 4 * sbh +
-                    2 * x.n_up * x.T * x.f);
+  // What W needs after B: the inputs of the weight GEMMs (2sbh of QKV's, 2 sb q of the
+  // projection's, 2sbh and 2sbf of the MLP's) and their output gradients (2 sb (q + 2 h_kv),
+  // 2sbh, 2 n_up sbf, 2sbh): 32 sbh for GPT. Experts: per routed copy its input and inner values
+  // and their gradients, the router's input and fp32 logits' gradient, the shared experts'.
+  double mlp_w = 2 * sbh + 2 * x.T * x.f + 2 * x.n_up * x.T * x.f + 2 * sbh;
+  if (m.moe())
+    mlp_w = 2 * sbh + 4 * x.T * m.experts + routed * (2 * x.h + 2 * fe + 2 * x.n_up * fe + 2 * x.h) +
+            x.T * (2 * fs + 2 * x.n_up * fs) + (fs > 0 ? 2 * sbh : 0);
+  e.mw_bytes = k * (2 * sbh + 2 * x.T * x.q + 2 * x.T * (x.q + 2 * x.kv) + 2 * sbh + mlp_w);
   return e;
 }
 
@@ -116,6 +145,89 @@ double parameter_count(const ModelSpec& m) {
   return layers + embedding + output;
 }
 
+namespace {
+
+// A chain of sub-operations in ms, then as shares of its total.
+struct OpsInMs {
+  std::vector<std::pair<double, bool>> ops;  // ms, comm
+  void compute(double ms) {
+    if (ms <= 0) return;
+    if (!ops.empty() && !ops.back().second) ops.back().first += ms;
+    else ops.emplace_back(ms, false);
+  }
+  void comm(double ms) {
+    if (ms > 0) ops.emplace_back(ms, true);
+  }
+  void append(const OpsInMs& o) {
+    for (const auto& [ms, is_comm] : o.ops) is_comm ? comm(ms) : compute(ms);
+  }
+  [[nodiscard]] std::vector<SubOp> shares() const {
+    double total = 0;
+    for (const auto& op : ops) total += op.first;
+    std::vector<SubOp> out;
+    if (total <= 0) return out;
+    for (const auto& [ms, is_comm] : ops) out.push_back({ms / total, is_comm});
+    return out;
+  }
+};
+
+// The sub-operations of a stage's F, B and BW (--overlap): per layer the attention block, the
+// dispatch, the experts and the combine (backward the reverse, each layer's recomputed forward
+// first, BW each layer's W after its B); the TP collectives on the comm stream too with `full`
+// (half of a block's before it, as the all-gather, half after, as the reduce-scatter), inside
+// the blocks' compute otherwise.
+void stage_sub_ops(StageCosts& c, const ModelSpec& m, const DeviceSpec& d,
+                   const TrainingSpec& training, const StageLayers& st,
+                   const std::array<std::pair<Recompute, int>, 2>& split) {
+  const bool tp_on_stream = training.overlap == OverlapMode::full;
+  OpsInMs f, b, bw;
+  const LayerTimes embed = embedding_layer_times(m, d, training).scaled(st.embedding);
+  const LayerTimes loss = output_layer_times(m, d, training).scaled(st.loss);
+  f.compute(embed.F.total());
+  const auto block = [&](OpsInMs& ops, const TimeParts& compute, double tp) {
+    if (tp_on_stream) ops.comm(tp / 2);
+    ops.compute(compute.total() + (tp_on_stream ? 0 : tp));
+    if (tp_on_stream) ops.comm(tp / 2);
+  };
+  std::vector<LayerBlocks> layers;  // in model order
+  for (const auto& [mode, n] : split)
+    if (n > 0) layers.insert(layers.end(), static_cast<std::size_t>(n), decoder_layer_blocks(m, d, training, mode));
+  for (const LayerBlocks& l : layers) {
+    block(f, l.attention.F, l.tp_F);
+    f.comm(l.a2a_F);
+    block(f, l.mlp.F, l.tp_F);
+    f.comm(l.a2a_F);
+  }
+  f.compute(loss.F.total());
+  b.compute(loss.B.total());
+  bw.compute(loss.B.total() + loss.W.total());
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    const LayerBlocks& l = *it;
+    OpsInMs one;
+    one.compute(l.attention.R.total() + l.mlp.R.total());
+    one.comm(l.a2a_B);
+    block(one, l.mlp.B, l.tp_B);
+    one.comm(l.a2a_B);
+    block(one, l.attention.B, l.tp_B);
+    b.append(one);
+    bw.append(one);
+    bw.compute(l.attention.W.total() + l.mlp.W.total());
+  }
+  b.compute(embed.B.total());
+  bw.compute(embed.B.total() + embed.W.total());
+  c.F_ops = f.shares();
+  c.B_ops = b.shares();
+  c.BW_ops = bw.shares();
+}
+
+} // namespace
+
+double active_parameter_count(const ModelSpec& m) {
+  if (!m.moe()) return parameter_count(m);
+  const double idle = static_cast<double>(m.experts - m.top_k) / m.experts;
+  return parameter_count(m) - m.layers * idle * decoder_layer(m).expert_params;
+}
+
 ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& layout, int devices,
                        const TrainingSpec& training, const std::vector<StageRecompute>& recompute) {
   check_model(m, m.source.empty() ? "model" : m.source);
@@ -127,6 +239,23 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
   if (training.dp < 1) throw ConfigError(fmt::format("--dp {}: needs at least 1", training.dp));
   if (training.tp < 1 || training.tp > 1024)
     throw ConfigError(fmt::format("--tp {}: expected 1..1024", training.tp));
+  if (training.ep < 1 || training.ep > limits::kMaxDevices)
+    throw ConfigError(fmt::format("--ep {}: expected 1..{}", training.ep, limits::kMaxDevices));
+  if (training.ep > 1 && !m.moe())
+    throw ConfigError(fmt::format("--ep {}: {} has no experts (a mixture of experts: e.g. "
+                                  "mixtral-8x7b, qwen3-moe-30b-a3b)",
+                                  training.ep, m.name));
+  if (m.moe() && m.experts % training.ep != 0)
+    throw ConfigError(fmt::format("--ep {}: does not divide the {} experts of {}", training.ep,
+                                  m.experts, m.name));
+  if ((training.dp * training.tp) % training.ep != 0)
+    throw ConfigError(fmt::format("--ep {}: an expert-parallel group is drawn from the --dp x --tp "
+                                  "= {} ranks of a stage, whose tokens it routes (Megatron-Core's "
+                                  "MoE parallel folding): give --dp {} or a multiple",
+                                  training.ep, training.dp * training.tp,
+                                  training.ep / std::gcd(training.ep, training.tp)));
+  if (training.comm_streams < 0 || training.comm_streams > 64)
+    throw ConfigError(fmt::format("--streams {}: expected 1..64", training.comm_streams));
   if (training.zero != 0 && training.zero != 1)
     throw ConfigError(fmt::format("--zero {}: ppsim models stages 0 and 1", training.zero));
   const std::size_t n_stages = layout.stages.size();
@@ -140,6 +269,7 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
   // NOTE: the unit is one even device-stage's decoder activations, so `2p` means what it means
   // for the paper's schedules; stages with the embedding or the loss hold a little more.
   const double tp = training.tp;
+  const double ep = training.ep;
   const double unit = decoder.act_bytes / tp * std::max(1.0, static_cast<double>(m.layers) / devices);
 
   ModelCosts mc;
@@ -164,6 +294,7 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
       e.act_bytes += n * l.act_bytes;
       e.mw_bytes += n * l.mw_bytes;
       e.params += n * l.params;
+      e.expert_params += n * l.expert_params;
     };
     add(embed, st.embedding);
     // NOTE: an MTP layer costs about a decoder layer. Megatron's block method: the first N
@@ -192,7 +323,8 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
     e.R_flops /= tp;
     e.act_bytes /= tp;
     e.mw_bytes /= tp;
-    e.params /= tp;
+    e.params = (e.params - e.expert_params) / tp + e.expert_params / ep;
+    e.expert_params /= ep;
     StageCosts c;
     if (kernel_level(d)) {
       c.F = ms_to_ticks(times.F.total(), "F time of a stage");
@@ -200,6 +332,7 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
       c.B = add_ticks(ms_to_ticks(times.B.total(), "B time of a stage"), c.R);
       c.W = ms_to_ticks(times.W.total(), "W time of a stage");
       mc.times.push_back(times);
+      if (training.overlap != OverlapMode::none) stage_sub_ops(c, m, d, training, st, split);
     } else {
       c.F = ms(e.F_flops, d.efficiency_F, "F");
       c.R = ms(e.R_flops, d.efficiency_F, "recomputed forward");
@@ -218,8 +351,18 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
   const double link_ms =
       d.link_latency_ms + (d.link_gbytes_per_s > 0 ? mc.message_bytes / (d.link_gbytes_per_s * 1e9) * 1e3 : 0);
   mc.costs.comm = ms_to_ticks(link_ms, "link time of a message");
+  mc.costs.comm_streams = training.comm_streams;
   mc.costs.source = fmt::format("model {} on {} ({} stages)", m.name, d.name, layout.stages.size());
   return mc;
+}
+
+std::string_view overlap_name(OverlapMode mode) {
+  switch (mode) {
+  case OverlapMode::none: return "none";
+  case OverlapMode::a2a: return "a2a";
+  case OverlapMode::full: return "full";
+  }
+  return "?";
 }
 
 double stage_optimizer_ms(const ModelSpec& m, const DeviceSpec& d, const TrainingSpec& training,

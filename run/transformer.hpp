@@ -22,6 +22,12 @@ namespace ppsim {
 /// How the training state is stored: Megatron's mixed precision (model-dtype weights, fp32
 /// gradients, Adam's fp32 master weights and two moments), the optimizer state optionally
 /// sharded over `dp` data-parallel replicas (ZeRO-1 / Megatron's distributed optimizer).
+/// Overlap inside F and B (--overlap): none (every collective inside its task's time, as
+/// today), a2a (the expert all-to-alls on a comm stream, under the other micro-batch's compute
+/// in an overlapped cell: DualPipe's FB, Combined 1F1B), full (the TP collectives too).
+enum class OverlapMode : std::uint8_t { none, a2a, full };
+[[nodiscard]] std::string_view overlap_name(OverlapMode mode);
+
 struct TrainingSpec {
   int dp{1};    ///< data-parallel replicas
   int zero{0};  ///< 0 = no sharding, 1 = optimizer state / dp
@@ -36,6 +42,13 @@ struct TrainingSpec {
   /// The gradient reduction of a stage may start when its last backward starts (PyTorch DDP's
   /// buckets, Megatron's --overlap-grad-reduce) instead of after its last weight gradients.
   bool overlap_grad_reduce{false};
+  /// Expert-parallel ranks (a mixture of experts): each holds experts / ep of every layer's
+  /// experts and the tokens reach them by all-to-alls; 1 = every rank holds all.
+  int ep{1};
+  OverlapMode overlap{OverlapMode::none};
+  /// Comm streams for an overlapped cell (--streams): 0 = one per micro-batch, 1 = one (its two
+  /// micro-batches' collectives never run at once: CUDA_DEVICE_MAX_CONNECTIONS=1).
+  int comm_streams{0};
 };
 
 /// Bytes of training state per parameter: weights (2 for bf16/fp16, 4 for fp32), fp32
@@ -52,6 +65,7 @@ struct LayerEstimate {
   double act_bytes{0};  ///< M_B: what F leaves for the backward
   double mw_bytes{0};   ///< M_W: what W still needs after B
   double params{0};
+  double expert_params{0};  ///< of params, the routed experts' (divided by ep, not tp)
 };
 
 /// A decoder layer: GEMMs G = 2 T (h (h + 2 h_kv) + h^2 + n h f) for T = s b tokens, n = 2
@@ -71,6 +85,9 @@ struct LayerEstimate {
 
 /// Every parameter of the model (one embedding matrix when tied).
 [[nodiscard]] double parameter_count(const ModelSpec& model);
+/// The parameters one token passes through: of a mixture of experts, top_k of its routed
+/// experts per layer (Mixtral-8x7B: 12.9B of 46.7B); the whole model otherwise.
+[[nodiscard]] double active_parameter_count(const ModelSpec& model);
 
 /// The costs of every stage of `layout` on `device`, with the estimates they came from.
 struct ModelCosts {

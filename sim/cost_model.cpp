@@ -102,7 +102,30 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
     c.MW /= divisor;
     c.state_bytes /= divisor;
     c.params /= divisor;
-    model.stage[as_index(s)] = c;
+    model.stage[as_index(s)] = std::move(c);
+  }
+  // The cells of the F and the backwards of each device's stages that have sub-operations.
+  const auto has_ops = [&](int s) { return !model.stage[as_index(s)].F_ops.empty(); };
+  bool any = false;
+  for (int s = 0; s < S; ++s) any = any || has_ops(s);
+  if (!any) return model;
+  model.cells.resize(as_index(S));
+  for (int d = 0; d < p; ++d) {
+    const std::span<const int> held = topo.device_stages(d);
+    for (const int f : held) {
+      if (!has_ops(f)) continue;
+      const StageCosts& fc = model.stage[as_index(f)];
+      const std::vector<TimedOp> forward = chain_of(fc.F_ops, fc.F);
+      for (const int b : held) {
+        if (!has_ops(b)) continue;
+        const StageCosts& bc = model.stage[as_index(b)];
+        for (const Kind k : {Kind::B, Kind::BW}) {
+          const std::vector<TimedOp> backward =
+              k == Kind::B ? chain_of(bc.B_ops, bc.B) : chain_of(bc.BW_ops, bc.BW);
+          model.cells[as_index(f)].push_back({b, k, overlapped_cell(forward, backward, spec.comm_streams)});
+        }
+      }
+    }
   }
   return model;
 }
@@ -133,6 +156,9 @@ Ticks CostModel::duration(const Task& task) const {
   case Kind::BW: return s.BW;
   case Kind::FB: {
     if (s.FB >= 0) return s.FB;
+    if (!cells.empty())
+      for (const Cell& c : cells[as_index(task.stage)])
+        if (c.stage2 == task.stage2 && c.kind2 == task.kind2) return c.time;
     const auto& b = stage[as_index(task.stage2)];
     return s.F + (task.kind2 == Kind::BW ? b.BW : b.B);
   }

@@ -1,6 +1,7 @@
 // The cost model: task durations, communication latency and memory deltas per stage.
 #pragma once
 
+#include "sim/overlap.hpp"
 #include "sim/schedule.hpp"
 #include "sim/task.hpp"
 
@@ -35,6 +36,13 @@ struct StageCosts {
   /// Its times are this much longer (an uneven stage; a cost file's `factor`); cost_model_for()
   /// applies it, so a CostModel's stages have 1.
   double factor{1.0};
+  /// Overlap inside F and B (--overlap): each task's sub-operations as shares of its time, in
+  /// order (F's, B's with its recomputed forward first, BW's layer by layer). Where a stage's F
+  /// and the other stage's backward have them, an FB task without a given FB costs the cell
+  /// they make overlapped (sim/overlap.hpp); empty: no overlap, today's sums.
+  std::vector<SubOp> F_ops;
+  std::vector<SubOp> B_ops;
+  std::vector<SubOp> BW_ops;
 
   friend bool operator==(const StageCosts&, const StageCosts&) = default;
 };
@@ -79,6 +87,8 @@ struct CostSpec {
   /// Sequence slices: empty, or one entry per slice, a schedule's micro-batch u then being slice
   /// u % slices of micro-batch u / slices (Schedule::slices).
   std::vector<SliceCosts> slices;
+  /// Comm streams of a device for overlapped cells (--streams): 0 = one per chain, 1 = one.
+  int comm_streams{0};
 
   friend bool operator==(const CostSpec&, const CostSpec&) = default;
 };
@@ -90,8 +100,16 @@ struct CostModel {
   double memory_unit_bytes{0.0};
   std::string source;
   std::vector<SliceCosts> slices;  ///< as CostSpec::slices
+  /// The overlapped cell of every F and backward a device holds (by the F's stage), where their
+  /// stages have sub-operations.
+  struct Cell {
+    int stage2{0};
+    Kind kind2{Kind::B};
+    Ticks time{0};
+  };
+  std::vector<std::vector<Cell>> cells;
 
-  /// Duration of a task; an FB costs its stage's FB, or the sum of its two parts. With slices,
+  /// Duration of a task; an FB costs its stage's FB, its cell, or the sum of its two parts. With slices,
   /// F, B, W and BW take their slice's share (rounded to the nanosecond).
   [[nodiscard]] Ticks duration(const Task& task) const;
   /// Of a task's duration, the recomputed forward its backward half starts with (StageCosts::R

@@ -86,7 +86,7 @@ TEST_CASE("sequence parallelism off and an overlapped gradient reduction: with -
 TEST_CASE("costs: where each stage's time goes, in the text and the JSON", "[cli][model][kernel]") {
   const auto text = run_ppsim({"costs", "--model", "gpt3-175b", "--device", "a100", "-p", "8", "--tp", "8"});
   REQUIRE(text.code == 0);
-  CHECK_THAT(text.out, Contains("gemm_ms    attn_ms  memory_ms      tp_ms  kernel_ms   memory  optimizer_ms"));
+  CHECK_THAT(text.out, Contains("gemm_ms    attn_ms  memory_ms      tp_ms     a2a_ms  kernel_ms   memory  optimizer_ms"));
   const auto as_json = run_ppsim({"costs", "--model", "gpt3-175b", "--device", "a100", "-p", "8", "--tp", "8", "--json"});
   REQUIRE(as_json.code == 0);
   const auto b = nlohmann::json::parse(as_json.out).at("model").at("breakdown");

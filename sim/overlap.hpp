@@ -1,0 +1,53 @@
+// Overlap inside a task: an F and a backward of other micro-batches run as one cell (DualPipe's
+// overlapped F&B, Megatron-Core's Combined 1F1B), each a chain of sub-operations on the device's
+// compute stream and its comm streams, so that one micro-batch's all-to-all runs under the
+// other's compute.
+//
+//   std::vector<SubOp> f = {{.share = 0.5, .comm = false}, {.share = 0.5, .comm = true}};
+//   Ticks t = overlapped_cell(chain_of(f, 2'000'000), chain_of(b, 4'000'000), 0);
+#pragma once
+
+#include "sim/schedule.hpp"
+#include "sim/time.hpp"
+
+#include <span>
+#include <vector>
+
+namespace ppsim {
+
+/// One sub-operation of a task: its share of the task's time, and whether it is communication
+/// (an expert-parallel all-to-all, a tensor-parallel collective: on a comm stream) or compute.
+struct SubOp {
+  double share{0};
+  bool comm{false};
+
+  friend bool operator==(const SubOp&, const SubOp&) = default;
+};
+
+/// A task's sub-operations in the order they run, with their times (ns).
+struct TimedOp {
+  Ticks time{0};
+  bool comm{false};
+};
+
+/// The chain of `ops` for a task of `total` ns: each its share of it (rounded to the ns).
+[[nodiscard]] std::vector<TimedOp> chain_of(std::span<const SubOp> ops, Ticks total);
+
+/// How long two chains take overlapped on one device: one compute stream that both share, and
+/// comm streams: each chain its own (`comm_streams` 0 or >= 2), or one for both (1: two
+/// collectives never run at once, as under CUDA_DEVICE_MAX_CONNECTIONS=1). Each chain runs in
+/// its order; a stream runs whichever ready operation became ready first (the first chain's on a
+/// tie), never idling while one is ready. NOTE: concurrent collectives each run at their full
+/// time (ppsim does not share one link's bandwidth between them).
+[[nodiscard]] Ticks overlapped_cell(std::span<const TimedOp> first, std::span<const TimedOp> second,
+                                    int comm_streams);
+
+/// Megatron-Core's Combined 1F1B of any order: on every device each backward (B or BW) and the
+/// next F after it become one overlapped FB task, the W tasks between them after it. So every
+/// device runs one more F before its first backward (the extra warm-up micro-batch of
+/// Megatron's combined schedule, one more M_B at the peak), and F(i + 1) of a stage never
+/// waits for the B(i) that waits for it downstream. Orders that already have FB tasks are
+/// returned as they are.
+[[nodiscard]] Schedule combine_forward_backward(const Schedule& schedule);
+
+} // namespace ppsim

@@ -1,0 +1,100 @@
+// Tests of --ep, --overlap and --streams through the command line: the defaults leave every
+// run as it was, the overlap of a mixture of experts' all-to-alls shortens DualPipeV and the
+// interleaved schedules, one comm stream gives some of it back, and the refusals.
+#include "tests/cli/cli_harness.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+using Catch::Matchers::Contains;
+using ppsim::test::run_ppsim;
+
+namespace {
+
+double cost_of(std::vector<std::string> args) {
+  args.insert(args.begin(), "simulate");
+  args.push_back("--json");
+  const auto r = run_ppsim(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out).at("cost_ms").get<double>();
+}
+
+std::vector<std::string> moe(const std::string& schedule, std::vector<std::string> more = {}) {
+  std::vector<std::string> a = {"-s", schedule, "-p", "4", "-m", "16", "--model",
+                                "qwen3-moe-30b-a3b", "--device", "h100", "--ep", "16", "--dp", "16"};
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+} // namespace
+
+TEST_CASE("overlap none and no expert parallelism leave a run exactly as it was", "[cli][overlap]") {
+  for (const std::string s : {"1f1b", "zb-v", "dualpipe-v"}) {
+    const std::vector<std::string> base = {"simulate", "-s", s, "-p", "4", "-m", "8", "--model",
+                                           "zb-1.5b", "--device", "h100"};
+    std::vector<std::string> none = base;
+    none.insert(none.end(), {"--overlap", "none", "--ep", "1"});
+    CHECK(run_ppsim(base).out == run_ppsim(none).out);
+  }
+}
+
+TEST_CASE("overlapping the all-to-alls shortens DualPipeV and interleaved 1F1B; one stream less so",
+          "[cli][overlap]") {
+  for (const std::string s : {"dualpipe-v", "interleaved-1f1b", "zb-v"}) {
+    CAPTURE(s);
+    const double none = cost_of(moe(s));
+    const double a2a = cost_of(moe(s, {"--overlap", "a2a"}));
+    const double one = cost_of(moe(s, {"--overlap", "a2a", "--streams", "1"}));
+    CHECK(a2a < 0.9 * none);
+    CHECK(one > a2a);
+    CHECK(one < none);
+  }
+  // without chunks a combined cell waits for the next stage's cell: slower, and said so
+  CHECK(cost_of(moe("1f1b", {"--overlap", "a2a"})) > cost_of(moe("1f1b")));
+  std::vector<std::string> args = moe("1f1b", {"--overlap", "a2a"});
+  args.insert(args.begin(), "simulate");
+  CHECK_THAT(run_ppsim(args).out, Contains("overlap       a2a, Combined 1F1B") &&
+                                      Contains("only on interleaved schedules"));
+}
+
+TEST_CASE("costs names the experts and the all-to-alls' time", "[cli][overlap]") {
+  const auto r = run_ppsim({"costs", "--model", "mixtral-8x7b", "--device", "h100", "-p", "4",
+                            "--ep", "8", "--dp", "8", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("model").at("moe").at("experts") == 8);
+  CHECK(j.at("model").at("ep") == 8);
+  CHECK(j.at("model").at("breakdown")[1].at("F").at("ep_comm_ms").get<double>() > 0);
+  CHECK_THAT(run_ppsim({"costs", "--model", "mixtral-8x7b", "-p", "4"}).out,
+             Contains("32 heads of 128 (8 KV), 8 experts of 14336 (top-2)"));
+}
+
+TEST_CASE("bad --ep, --overlap and --streams are refused: 3 a bad value, 2 a bad flag, 4 a deadlock",
+          "[cli][overlap][errors]") {
+  const auto no_model = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--ep", "2"});
+  CHECK(no_model.code == 3);
+  CHECK_THAT(no_model.err, Contains("--ep needs --model"));
+  const auto dense = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model",
+                                "zb-1.5b", "--ep", "2", "--dp", "2"});
+  CHECK(dense.code == 3);
+  CHECK_THAT(dense.err, Contains("--ep 2: zb-1.5b has no experts"));
+  const auto streams = run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model",
+                                  "zb-1.5b", "--streams", "1"});
+  CHECK(streams.code == 3);
+  CHECK_THAT(streams.err, Contains("--streams needs --overlap"));
+  CHECK(run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b",
+                   "--overlap", "some"})
+            .code == 2);
+  CHECK(run_ppsim({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "zb-1.5b",
+                   "--overlap", "a2a", "--streams", "0"})
+            .code == 2);
+  std::vector<std::string> args = moe("v-min", {"--overlap", "a2a"});
+  args.insert(args.begin(), "simulate");
+  const auto deadlock = run_ppsim(args);
+  CHECK(deadlock.code == 4);
+  CHECK_THAT(deadlock.err, Contains("the Combined 1F1B order of v-min deadlocks"));
+}
