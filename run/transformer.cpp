@@ -236,7 +236,8 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
                                   limits::kMaxDevices));
   if (layout.stages.empty()) throw ConfigError("model costs: the layout has no stages");
   if (d.peak_tflops <= 0) throw ConfigError(fmt::format("{}: no peak_tflops", d.name));
-  if (training.dp < 1) throw ConfigError(fmt::format("--dp {}: needs at least 1", training.dp));
+  if (training.dp < 1 || training.dp > limits::kMaxReplicas)
+    throw ConfigError(fmt::format("--dp {}: expected 1..{}", training.dp, limits::kMaxReplicas));
   if (training.tp < 1 || training.tp > 1024)
     throw ConfigError(fmt::format("--tp {}: expected 1..1024", training.tp));
   if (training.ep < 1 || training.ep > limits::kMaxDevices)

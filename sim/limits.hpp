@@ -11,6 +11,8 @@ namespace ppsim::limits {
 inline constexpr int kMaxDevices = 4096;
 /// Layers of a model (a model file's `layers`, a --recompute full:N).
 inline constexpr int kMaxLayers = 4096;
+/// Data-parallel replicas (--dp): a million, beyond any cluster; dp x tp stays far inside an int.
+inline constexpr int kMaxReplicas = 1 << 20;
 /// The tolerance of every memory-limit comparison (run_request's check, the generators', the
 /// lower bound's and the branch and bound's), M_B units.
 inline constexpr double kMemEps = 1e-9;

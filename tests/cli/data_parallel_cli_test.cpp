@@ -129,3 +129,17 @@ TEST_CASE("dp on the command line: plan ranks by the iteration time with the dat
                  "--json"}).out);
   CHECK_FALSE(plain.at("candidates")[0].contains("exposed_dp_ms"));
 }
+
+TEST_CASE("dp on the command line: a --dp out of 1..2^20 is refused before it is multiplied", "[cli][dp][errors]") {
+  for (const char* dp : {"0", "-3", "1048577", "2147483647"}) {
+    CAPTURE(dp);
+    const auto r = run_ppsim(zb62({"--dp", dp}));
+    CHECK(r.code == 3);
+    CHECK_THAT(r.err, Catch::Contains("expected 1..1048576"));
+  }
+  // dp x tp = 2^32 would wrap an int in the expert-parallel check
+  const auto moe = run_ppsim({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--model",
+                              "qwen3-moe-30b-a3b", "--dp", "2147483647", "--tp", "2", "--ep", "2"});
+  CHECK(moe.code == 3);
+  CHECK(run_ppsim(zb62({"--dp", "1048576"})).code == 0);
+}
