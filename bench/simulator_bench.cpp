@@ -49,6 +49,37 @@ void BM_simulate_reused(benchmark::State& state) {
 }
 BENCHMARK(BM_simulate_reused)->Args({8, 64})->Args({64, 4096})->Unit(benchmark::kMillisecond);
 
+// DualPipeV's cells built from sub-operations (--overlap): every stage's F and BW a chain of
+// 48 layers' compute and all-to-alls; the cells are made once per cost model, then an FB costs
+// a lookup. Against the same run with scalar FB cells (the arg 0).
+void BM_simulate_cells(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const Schedule s = make_schedule("dualpipe-v", {.devices = p, .microbatches = m});
+  CostSpec spec = parse_costs("F=2,B=2,W=1,comm=0.01");
+  if (state.range(2) != 0) {
+    StageCosts& st = spec.stages[0];
+    for (int layer = 0; layer < 48; ++layer) {
+      st.F_ops.insert(st.F_ops.end(), {{1.0 / 192, false}, {1.0 / 192, true}, {1.0 / 192, false}, {1.0 / 192, true}});
+      st.B_ops.insert(st.B_ops.end(), {{1.0 / 192, true}, {1.0 / 192, false}, {1.0 / 192, true}, {1.0 / 192, false}});
+      st.BW_ops.insert(st.BW_ops.end(), {{1.0 / 288, true}, {1.0 / 288, false}, {1.0 / 288, true}, {1.0 / 288, false}, {2.0 / 288, false}});
+    }
+  }
+  for (auto _ : state) {
+    const CostModel c = cost_model_for(spec, s);
+    Timeline t = simulate(s, c);
+    benchmark::DoNotOptimize(t.runs.data());
+  }
+  state.counters["tasks_per_s"] = benchmark::Counter(
+      static_cast<double>(s.task_count()) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_simulate_cells)
+    ->Args({8, 64, 0})
+    ->Args({8, 64, 1})
+    ->Args({64, 4096, 0})
+    ->Args({64, 4096, 1})
+    ->Unit(benchmark::kMillisecond);
+
 // The engine with activation offload: half of every activation to the host and back on each
 // device's copy stream (sim/offload.hpp), the copies as long as a tenth of a task.
 void BM_simulate_offload(benchmark::State& state) {

@@ -252,6 +252,12 @@ int run_plan(const PlanOptions& o, Io io) {
       e["mem_limit"] = c.mem_limit < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(c.mem_limit);
       e["iteration_time_ms"] = c.iteration_time_ms;
       if (rq.workload.training.dp > 1) e["exposed_dp_ms"] = c.exposed_dp_ms;
+      // with overlap: the collectives inside the tasks and what of them the compute waited
+      // for, summed over the devices
+      if (!c.overlap.empty()) {
+        e["task_comm_ms"] = c.task_comm_ms;
+        e["exposed_comm_ms"] = c.exposed_comm_ms;
+      }
       e["cost_ms"] = c.cost_ms;
       e["bubble_rate"] = c.bubble_rate;
       e["peak_bytes"] = c.peak_bytes;

@@ -84,6 +84,13 @@ bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity
     c.iteration_time_ms = ticks_to_ms(has_iteration_time(r) ? r.iterations.iteration_time
                                                             : r.metrics.makespan);
     c.exposed_dp_ms = ticks_to_ms(r.metrics.exposed_dp);
+    Ticks exposed = 0, inside = 0;
+    for (const DeviceMetrics& d : r.metrics.per_device) {
+      exposed += d.exposed_comm;
+      inside += d.task_comm;
+    }
+    c.exposed_comm_ms = ticks_to_ms(exposed);
+    c.task_comm_ms = ticks_to_ms(inside);
     c.cost_ms = ticks_to_ms(r.metrics.cost);
     c.bubble_rate = r.metrics.bubble_rate;
     c.peak_bytes = r.metrics.peak_bytes;
@@ -410,11 +417,15 @@ Plan make_plan(const PlanRequest& rq) {
                               "shape without it",
                               w.offload, human_bytes(w.offloaded_bytes),
                               human_number(w.exposed_copy_ms), more);
-    if (!w.overlap.empty())
-      plan.why += fmt::format("; with --overlap {} (the all-to-alls under the other micro-batch's "
-                              "compute{}), {:+.1f}% time against the same shape without it",
-                              w.overlap, w.schedule.starts_with("dualpipe") ? "" : ": Combined 1F1B",
-                              more);
+    if (!w.overlap.empty()) {
+      const double total = w.task_comm_ms;
+      const double hidden = total > 0 ? 100 * (total - w.exposed_comm_ms) / total : 0.0;
+      plan.why += fmt::format("; with --overlap {}, {} hides {:.0f}% of the all-to-alls ({} of {} ms "
+                              "summed over the devices stay exposed), {:+.1f}% time against the "
+                              "same shape without it",
+                              w.overlap, w.schedule.starts_with("dualpipe") ? "DualPipe's cells" : "Combined 1F1B",
+                              hidden, human_number(w.exposed_comm_ms), human_number(total), more);
+    }
     if (runner != nullptr)
       plan.why += fmt::format("; {:.1f}% faster than the best other schedule, {} (v={}, m={}{}), "
                               "bubble {:.1f}%",

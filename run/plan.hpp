@@ -63,6 +63,12 @@ struct PlanCandidate {
   /// (Combined 1F1B, DualPipe's cells); "" = as the workload says. Such a candidate follows the
   /// same shape without it.
   std::string overlap;
+  /// With overlap: the collectives the compute waited for, summed over the devices
+  /// (DeviceMetrics::exposed_comm).
+  double exposed_comm_ms{0};
+  /// With overlap: the collectives inside its tasks, summed over the devices, hidden or not
+  /// (DeviceMetrics::task_comm).
+  double task_comm_ms{0};
   double exposed_copy_ms{0};  ///< with offload: the copy time the backwards waited for
   /// One iteration, first start to last end, or with --dp to the end of the data-parallel tail.
   double iteration_time_ms{0};

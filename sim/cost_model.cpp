@@ -110,6 +110,7 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
   for (int s = 0; s < S; ++s) any = any || has_ops(s);
   if (!any) return model;
   model.cells.resize(as_index(S));
+  model.comm_streams = spec.comm_streams;
   for (int d = 0; d < p; ++d) {
     const std::span<const int> held = topo.device_stages(d);
     for (const int f : held) {
@@ -122,7 +123,11 @@ CostModel cost_model_for(const CostSpec& spec, const Schedule& schedule) {
         for (const Kind k : {Kind::B, Kind::BW}) {
           const std::vector<TimedOp> backward =
               k == Kind::B ? chain_of(bc.B_ops, bc.B) : chain_of(bc.BW_ops, bc.BW);
-          model.cells[as_index(f)].push_back({b, k, overlapped_cell(forward, backward, spec.comm_streams)});
+          const Ticks time = overlapped_cell(forward, backward, spec.comm_streams);
+          Ticks compute = 0, comm = 0;
+          for (const auto* chain : {&forward, &backward})
+            for (const TimedOp& op : *chain) (op.comm ? comm : compute) += op.time;
+          model.cells[as_index(f)].push_back({b, k, time, std::max<Ticks>(0, time - compute), comm});
         }
       }
     }
@@ -156,14 +161,83 @@ Ticks CostModel::duration(const Task& task) const {
   case Kind::BW: return s.BW;
   case Kind::FB: {
     if (s.FB >= 0) return s.FB;
-    if (!cells.empty())
-      for (const Cell& c : cells[as_index(task.stage)])
-        if (c.stage2 == task.stage2 && c.kind2 == task.kind2) return c.time;
+    if (const Cell* c = cell_of(task)) return c->time;
     const auto& b = stage[as_index(task.stage2)];
     return s.F + (task.kind2 == Kind::BW ? b.BW : b.B);
   }
   }
   return 0;
+}
+
+namespace {
+
+// A task's sub-operations, or nullptr: F, B and BW have them where their stage does.
+const std::vector<SubOp>* ops_of(const StageCosts& s, Kind kind) {
+  switch (kind) {
+  case Kind::F: return &s.F_ops;
+  case Kind::B: return &s.B_ops;
+  case Kind::BW: return &s.BW_ops;
+  case Kind::W:
+  case Kind::FB: break;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+const CostModel::Cell* CostModel::cell_of(const Task& task) const {
+  const StageCosts& s = stage[as_index(task.stage)];
+  if (task.kind != Kind::FB || s.FB >= 0 || cells.empty()) return nullptr;
+  for (const Cell& c : cells[as_index(task.stage)])
+    if (c.stage2 == task.stage2 && c.kind2 == task.kind2) return &c;
+  return nullptr;
+}
+
+Ticks CostModel::task_comm(const Task& task) const {
+  if (task.kind != Kind::FB) return exposed_comm(task);
+  const Cell* c = cell_of(task);
+  return c != nullptr ? c->comm : 0;
+}
+
+Ticks CostModel::exposed_comm(const Task& task) const {
+  const StageCosts& s = stage[as_index(task.stage)];
+  if (s.F_ops.empty()) return 0;
+  if (task.kind == Kind::FB) {
+    const Cell* c = cell_of(task);
+    return c != nullptr ? c->exposed : 0;
+  }
+  const std::vector<SubOp>* ops = ops_of(s, task.kind);
+  if (ops == nullptr) return 0;
+  // NOTE: each operation rounded as chain_of rounds it, so that this is comm_ops' sum
+  const double total = static_cast<double>(duration(task));
+  Ticks sum = 0;
+  for (const SubOp& op : *ops)
+    if (op.comm) sum += static_cast<Ticks>(std::llround(op.share * total));
+  return sum;
+}
+
+std::vector<PlacedOp> CostModel::comm_ops(const Task& task) const {
+  const StageCosts& s = stage[as_index(task.stage)];
+  std::vector<PlacedOp> out;
+  if (s.F_ops.empty()) return out;
+  if (task.kind == Kind::FB) {
+    const StageCosts& b = stage[as_index(task.stage2)];
+    if (cell_of(task) == nullptr || b.F_ops.empty()) return out;
+    const std::vector<TimedOp> forward = chain_of(s.F_ops, s.F);
+    const std::vector<TimedOp> backward =
+        task.kind2 == Kind::BW ? chain_of(b.BW_ops, b.BW) : chain_of(b.B_ops, b.B);
+    for (const PlacedOp& op : place_cell(forward, backward, comm_streams))
+      if (op.stream != 0) out.push_back(op);
+    return out;
+  }
+  const std::vector<SubOp>* ops = ops_of(s, task.kind);
+  if (ops == nullptr) return out;
+  Ticks at = 0;
+  for (const TimedOp& op : chain_of(*ops, duration(task))) {
+    if (op.comm) out.push_back({.start = at, .time = op.time, .chain = 0, .stream = 1});
+    at = add_ticks(at, op.time);
+  }
+  return out;
 }
 
 Ticks CostModel::recompute_part(const Task& task) const {

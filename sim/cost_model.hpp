@@ -106,8 +106,13 @@ struct CostModel {
     int stage2{0};
     Kind kind2{Kind::B};
     Ticks time{0};
+    Ticks exposed{0};  ///< of time, the compute stream waiting for communication
+    Ticks comm{0};     ///< the collectives of its two chains, hidden or not
   };
   std::vector<std::vector<Cell>> cells;
+  int comm_streams{0};  ///< CostSpec::comm_streams, of the cells
+  /// An FB's cell, nullptr when it has none (no sub-operations, or a given scalar FB).
+  [[nodiscard]] const Cell* cell_of(const Task& task) const;
 
   /// Duration of a task; an FB costs its stage's FB, its cell, or the sum of its two parts. With slices,
   /// F, B, W and BW take their slice's share (rounded to the nanosecond).
@@ -116,6 +121,16 @@ struct CostModel {
   /// of a B or BW, or of an FB's backward half; a slice's share of it as of its F, at most the
   /// task's duration); 0 for the others.
   [[nodiscard]] Ticks recompute_part(const Task& task) const;
+  /// Of a task's duration, the communication its compute waits for where its stages have
+  /// sub-operations (StageCosts::F_ops...): all of a lone task's collectives, what a cell's two
+  /// chains cannot hide under each other's compute; 0 for the others.
+  [[nodiscard]] Ticks exposed_comm(const Task& task) const;
+  /// The collectives of a task whose stages have sub-operations, placed as the task runs them
+  /// from its start (PlacedOp: chain 0 a lone task's or a cell's F, 1 a cell's backward; stream
+  /// 1 or 2); empty for the others and for an FB of a given scalar cost.
+  [[nodiscard]] std::vector<PlacedOp> comm_ops(const Task& task) const;
+  /// The time of those collectives, hidden or not (of a lone task: exposed_comm).
+  [[nodiscard]] Ticks task_comm(const Task& task) const;
   /// Memory change of one part (F, B, W or BW) in M_B units, of a whole micro-batch.
   [[nodiscard]] double memory_delta(Kind kind, int stage) const;
   /// The same for micro-batch `microbatch` of a schedule: its slice's shares of M_B and M_W

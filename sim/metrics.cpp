@@ -183,6 +183,8 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
   // Off the common path: only a run with recomputed forwards sums them.
   const bool recomputes = std::any_of(costs.stage.begin(), costs.stage.end(),
                                       [](const StageCosts& c) { return c.R > 0; });
+  const bool has_ops = std::any_of(costs.stage.begin(), costs.stage.end(),
+                                   [](const StageCosts& c) { return !c.F_ops.empty(); });
   for (int d = 0; d < tl.devices; ++d) {
     DeviceMetrics dm;
     dm.device = d;
@@ -199,6 +201,11 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
     for (const TaskRun& r : runs) dm.busy += r.end - r.start;
     if (recomputes)
       for (const TaskRun& r : runs) dm.recompute += std::min(costs.recompute_part(r.task), r.end - r.start);
+    if (has_ops)
+      for (const TaskRun& r : runs) {
+        dm.exposed_comm += std::min(costs.exposed_comm(r.task), r.end - r.start);
+        dm.task_comm += costs.task_comm(r.task);
+      }
     if (mine.empty())
       for (const TaskRun& r : runs)
         for_each_memory_step(r, costs, level, [&](Ticks, double v) { peak = std::max(peak, v); });

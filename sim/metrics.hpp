@@ -20,6 +20,11 @@ struct DeviceMetrics {
   long long p2p_messages{0};  ///< messages it sent to other devices
   Ticks comm_wait{0};         ///< of its idle, the time spent waiting on communication (CommWait)
   Ticks recompute{0};         ///< of its busy time, the recomputed forwards (CostModel::recompute_part)
+  /// Of its busy time, the collectives its compute waited for (CostModel::exposed_comm: with
+  /// --overlap, what the cells did not hide and the lone tasks' all of it).
+  Ticks exposed_comm{0};
+  /// Of its busy time, the collectives inside its tasks, hidden or not (CostModel::task_comm).
+  Ticks task_comm{0};
   /// Bytes held whatever the schedule (weights, gradients, optimizer state of its stages).
   double state_bytes{0};
   /// state_bytes + peak_memory in bytes; 0 when neither is known.

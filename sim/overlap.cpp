@@ -19,8 +19,13 @@ std::vector<TimedOp> chain_of(std::span<const SubOp> ops, Ticks total) {
   return out;
 }
 
-Ticks overlapped_cell(std::span<const TimedOp> first, std::span<const TimedOp> second,
-                      int comm_streams) {
+namespace {
+
+// Runs the two chains of a cell (overlapped_cell's rules), handing each operation's placement to
+// `visit` as it is made; returns when the last one ends.
+template <class Visit>
+Ticks run_cell(std::span<const TimedOp> first, std::span<const TimedOp> second, int comm_streams,
+               Visit&& visit) {
   const std::array<std::span<const TimedOp>, 2> chains{first, second};
   std::array<std::size_t, 2> next{0, 0};
   std::array<Ticks, 2> ready{0, 0};  // when each chain's next operation may start
@@ -49,10 +54,27 @@ Ticks overlapped_cell(std::span<const TimedOp> first, std::span<const TimedOp> s
     if (pick < 0) return end;
     const TimedOp& op = chains[ix(pick)][next[ix(pick)]++];
     const Ticks done = add_ticks(pick_start, op.time);
-    free[ix(stream_of(pick, op))] = done;
+    const int stream = stream_of(pick, op);
+    free[ix(stream)] = done;
     ready[ix(pick)] = done;
     end = std::max(end, done);
+    visit(PlacedOp{.start = pick_start, .time = op.time, .chain = pick, .stream = stream});
   }
+}
+
+} // namespace
+
+Ticks overlapped_cell(std::span<const TimedOp> first, std::span<const TimedOp> second,
+                      int comm_streams) {
+  return run_cell(first, second, comm_streams, [](const PlacedOp&) {});
+}
+
+std::vector<PlacedOp> place_cell(std::span<const TimedOp> first, std::span<const TimedOp> second,
+                                 int comm_streams) {
+  std::vector<PlacedOp> out;
+  out.reserve(first.size() + second.size());
+  run_cell(first, second, comm_streams, [&](const PlacedOp& op) { out.push_back(op); });
+  return out;
 }
 
 namespace {

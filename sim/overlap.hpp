@@ -42,6 +42,21 @@ struct TimedOp {
 [[nodiscard]] Ticks overlapped_cell(std::span<const TimedOp> first, std::span<const TimedOp> second,
                                     int comm_streams);
 
+/// Where an operation of an overlapped cell ran: from the cell's start, its chain (0 the first)
+/// and its stream (0 compute; 1 the first chain's comm stream, or the one both share; 2 the
+/// second's).
+struct PlacedOp {
+  Ticks start{0};
+  Ticks time{0};
+  int chain{0};
+  int stream{0};
+};
+
+/// The operations of overlapped_cell(first, second, comm_streams) as it places them, in the order
+/// it does (each chain's in its own order).
+[[nodiscard]] std::vector<PlacedOp> place_cell(std::span<const TimedOp> first,
+                                               std::span<const TimedOp> second, int comm_streams);
+
 /// Megatron-Core's Combined 1F1B of any order: on every device each backward (B or BW) and the
 /// next F after it become one overlapped FB task, the W tasks between them after it. So every
 /// device runs one more F before its first backward (the extra warm-up micro-batch of

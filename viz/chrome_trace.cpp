@@ -2,7 +2,9 @@
 #include "viz/chrome_trace.hpp"
 
 #include "io/json_text.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/index.hpp"
+#include "sim/time.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -55,6 +57,7 @@ public:
     for (std::uint32_t k = 0; k < tl_.collectives.size(); ++k)
       collectives_[ix(tl_.collectives[k].device)].push_back(k);
     has_recompute_.assign(ix(tl_.devices), false);
+    index_subops();
     for (int d = 0; d < tl_.devices; ++d) {
       has_recompute_[ix(d)] = recomputes(d);
       write_metadata(pid_of(d), device_name(d), "compute", d);
@@ -62,6 +65,8 @@ public:
       if (has_recompute_[ix(d)]) write_thread_name(d, recompute_tid(d), "recompute");
       if (!copies_[ix(d)].empty()) write_thread_name(d, copy_tid(d), "copy");
       if (!collectives_[ix(d)].empty()) write_thread_name(d, dp_tid(d), "dp");
+      for (int track = 0; track < subop_tracks_[ix(d)]; ++track)
+        write_thread_name(d, subop_tid(d, track), track == 0 ? "collectives" : "collectives 2");
     }
     write_summary_track();
     memory_ = memory_series(tl_, run_.costs);
@@ -74,7 +79,7 @@ public:
 private:
   // What a device's block is made of; sorted by (ts, rank, seq, type, idx).
   enum class Type : std::uint8_t {
-    slice, flow_start, flow_end, counter, message, copy, host, recompute, collective
+    slice, flow_start, flow_end, counter, message, copy, host, recompute, collective, subop
   };
   struct Ev {
     Ticks ts;
@@ -312,6 +317,51 @@ private:
     b += "}}";
   }
 
+  // With --overlap: the collectives inside the tasks (CostModel::comm_ops), per device in the
+  // order of its runs, on the track of their comm stream (a cell's backward on the second
+  // when the device has one per chain).
+  void index_subops() {
+    subops_.assign(ix(tl_.devices), {});
+    subop_tracks_.assign(ix(tl_.devices), 0);
+    const bool any = std::any_of(run_.costs.stage.begin(), run_.costs.stage.end(),
+                                 [](const StageCosts& c) { return !c.F_ops.empty(); });
+    if (!any) return;
+    for (int d = 0; d < tl_.devices; ++d)
+      for (int r = tl_.device_begin[ix(d)]; r < tl_.device_begin[ix(d) + 1]; ++r) {
+        const TaskRun& run = tl_.runs[ix(r)];
+        for (const PlacedOp& op : run_.costs.comm_ops(run.task)) {
+          const Ticks start = std::min(run.end, add_ticks(run.start, op.start));
+          const Ticks end = std::min(run.end, add_ticks(start, op.time));
+          if (end <= start) continue;
+          const int track = op.stream - 1;
+          subops_[ix(d)].push_back({start, end, static_cast<std::uint32_t>(r), op.chain, track});
+          subop_tracks_[ix(d)] = std::max(subop_tracks_[ix(d)], track + 1);
+        }
+      }
+  }
+  // After the dp track (when the device has one).
+  [[nodiscard]] int subop_tid(int d, int track) const {
+    return dp_tid(d) + (collectives_[ix(d)].empty() ? 0 : 1) + track;
+  }
+
+  // `comm F3`: a collective of F3 (of the F half of a cell), `comm B2` of its backward.
+  void write_subop(std::uint32_t k, int device) {
+    const SubSlice& o = subops_[ix(device)][k];
+    const TaskRun& r = tl_.runs[o.run];
+    std::string& b = event();
+    b += "{\"name\":\"comm ";
+    int half = 0;
+    for_each_half(r.task, [&](Kind kind, int stage, int mb) {
+      if (half++ == o.chain) append_part_name(b, kind, stage, mb);
+    });
+    slice_head(b, "collective", o.start, o.end, device, subop_tid(device, o.track));
+    b += "\"task\":";
+    append_json_string(b, to_string(r.task));
+    b += ",\"stream\":";
+    append_int(b, o.track + 1);
+    b += "}}";
+  }
+
   void write_recompute(const TaskRun& r, int device) {
     std::string& b = event();
     b += "{\"name\":\"recompute ";
@@ -425,6 +475,8 @@ private:
       events_.push_back(Ev{tl_.copies[k].start, std::int64_t{k}, k, 3, Type::copy});
     for (const std::uint32_t k : collectives_[ix(d)])
       events_.push_back(Ev{tl_.collectives[k].start, std::int64_t{k}, k, 3, Type::collective});
+    for (std::uint32_t k = 0; k < subops_[ix(d)].size(); ++k)
+      events_.push_back(Ev{subops_[ix(d)][k].start, std::int64_t{k}, k, 3, Type::subop});
     if (!host_memory_.empty()) {
       const auto& host = host_memory_[ix(d)];
       for (std::size_t k = 0; k < host.size(); ++k)
@@ -444,6 +496,7 @@ private:
       case Type::host: write_counter(d, host_memory_[ix(d)][e.idx], "host memory"); break;
       case Type::recompute: write_recompute(tl_.runs[e.idx], d); break;
       case Type::collective: write_collective(e.idx, d); break;
+      case Type::subop: write_subop(e.idx, d); break;
       }
       sink_.maybe_flush();
     }
@@ -599,6 +652,14 @@ private:
   std::vector<std::vector<std::uint32_t>> copies_;     // per device, its copies' indices
   std::vector<std::vector<std::uint32_t>> collectives_;  // per device, its collectives' indices
   std::vector<bool> has_recompute_;                      // per device: a recompute track
+  struct SubSlice {
+    Ticks start, end;
+    std::uint32_t run;  // its task's run
+    int chain;          // 0 a lone task's or a cell's F, 1 a cell's backward
+    int track;          // 0 "collectives", 1 "collectives 2"
+  };
+  std::vector<std::vector<SubSlice>> subops_;  // per device, with --overlap
+  std::vector<int> subop_tracks_;              // per device: its collectives tracks
   std::vector<Ev> events_;
 };
 

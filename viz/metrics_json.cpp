@@ -141,6 +141,10 @@ ojson to_json(const Run& run) {
     e["p2p_messages"] = d.p2p_messages;
     e["comm_wait_ms"] = ticks_to_ms(d.comm_wait);
     if (d.recompute > 0) e["recompute_ms"] = ticks_to_ms(d.recompute);
+    if (d.task_comm > 0) {  // with --overlap: the collectives inside its tasks
+      e["task_comm_ms"] = ticks_to_ms(d.task_comm);
+      e["exposed_comm_ms"] = ticks_to_ms(d.exposed_comm);
+    }
     if (d.state_bytes > 0) e["state_bytes"] = d.state_bytes;
     if (d.peak_bytes > 0) e["peak_bytes"] = d.peak_bytes;
     if (offload) {
@@ -240,9 +244,13 @@ void write_run_report(std::ostream& out, const Run& run) {
   // The recomputed forwards' share of busy, when anything is recomputed.
   const bool recomputes = std::any_of(m.per_device.begin(), m.per_device.end(),
                                       [](const DeviceMetrics& d) { return d.recompute > 0; });
+  // The collectives the compute waited for, when the costs have sub-operations (--overlap).
+  const bool exposes = std::any_of(m.per_device.begin(), m.per_device.end(),
+                                   [](const DeviceMetrics& d) { return d.exposed_comm > 0; });
   out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", "device", "busy_ms", "span_ms",
                      "idle_ms", "peak_M_B");
   if (recomputes) out << fmt::format(" {:>13}", "recompute_ms");
+  if (exposes) out << fmt::format(" {:>16}", "exposed_comm_ms");
   out << (comm ? fmt::format(" {:>9} {:>14} {:>13}", "messages", "bytes_sent", "comm_wait_ms")
                : std::string());
   out << (offload ? fmt::format(" {:>12} {:>12} {:>13} {:>10}", "copy_busy_ms", "exposed_ms",
@@ -253,6 +261,7 @@ void write_run_report(std::ostream& out, const Run& run) {
     out << fmt::format("{:>6} {:>12} {:>12} {:>12} {:>10}", d.device, human_ms(d.busy),
                        human_ms(d.span), human_ms(d.idle), memory(d.peak_memory));
     if (recomputes) out << fmt::format(" {:>13}", human_ms(d.recompute));
+    if (exposes) out << fmt::format(" {:>16}", human_ms(d.exposed_comm));
     out << (comm ? fmt::format(" {:>9} {:>14} {:>13}", d.p2p_messages,
                                human_bytes(d.p2p_bytes_sent), human_ms(d.comm_wait))
                  : std::string());

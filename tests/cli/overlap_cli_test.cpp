@@ -1,11 +1,16 @@
 // Tests of --ep, --overlap and --streams through the command line: the defaults leave every
 // run as it was, the overlap of a mixture of experts' all-to-alls shortens DualPipeV and the
-// interleaved schedules, one comm stream gives some of it back, and the refusals.
+// interleaved schedules, one comm stream gives some of it back, plan says what the overlap hid, and the refusals.
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,4 +102,74 @@ TEST_CASE("bad --ep, --overlap and --streams are refused: 3 a bad value, 2 a bad
   const auto deadlock = run_ppsim(args);
   CHECK(deadlock.code == 4);
   CHECK_THAT(deadlock.err, Contains("the Combined 1F1B order of v-min deadlocks"));
+}
+
+TEST_CASE("plan says how much of the all-to-alls an overlapped winner hides", "[cli][overlap][plan]") {
+  const auto r = run_ppsim({"plan", "--model", "qwen3-moe-30b-a3b", "--device", "h100", "-p", "4",
+                            "--ep", "16", "--dp", "16", "--global-batch", "256", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& all = doc.at("candidates");
+  int overlapped = 0;
+  for (const auto& c : all) {
+    if (c.at("overlap").is_null()) continue;
+    ++overlapped;
+    CAPTURE(c.dump());
+    // the same shape without the overlap, which it follows
+    const nlohmann::json* plain = nullptr;
+    for (const auto& d : all)
+      if (d.at("overlap").is_null() && d.at("schedule") == c.at("schedule") &&
+          d.at("chunks") == c.at("chunks") && d.at("microbatches") == c.at("microbatches") &&
+          d.at("microbatch_size") == c.at("microbatch_size") && d.at("layout") == c.at("layout") &&
+          d.at("recompute") == c.at("recompute"))
+        plain = &d;
+    REQUIRE(plain != nullptr);
+    CHECK(c.at("without_knob_ms").get<double>() == plain->at("iteration_time_ms").get<double>());
+    CHECK(plain->count("task_comm_ms") == 0);
+    CHECK(c.at("exposed_comm_ms").get<double>() > 0);
+    CHECK(c.at("exposed_comm_ms").get<double>() < c.at("task_comm_ms").get<double>());
+    CHECK(c.at("iteration_time_ms").get<double>() < plain->at("iteration_time_ms").get<double>());
+  }
+  CHECK(overlapped > 0);
+  const auto& best = all.at(doc.at("best").get<std::size_t>());
+  REQUIRE_FALSE(best.at("overlap").is_null());
+  const double total = best.at("task_comm_ms").get<double>();
+  const double hidden = 100 * (total - best.at("exposed_comm_ms").get<double>()) / total;
+  CHECK_THAT(doc.at("why").get<std::string>(),
+             Contains(fmt::format("hides {:.0f}% of the all-to-alls", hidden)));
+}
+
+TEST_CASE("a trace of an overlapped run draws the collectives on their streams' tracks",
+          "[cli][overlap][viz]") {
+  ppsim::test::TempDir dir("overlap-trace");
+  for (const std::string streams : {"2", "1"}) {
+    CAPTURE(streams);
+    const std::string path = (dir.path() / ("t" + streams + ".json")).string();
+    auto args = moe("dualpipe-v", {"--overlap", "a2a", "--streams", streams, "--trace", path});
+    args.insert(args.begin(), "simulate");
+    const auto r = run_ppsim(args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    std::ifstream f(path);
+    const auto j = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(f), {}));
+    // Per device (pid), the collectives' time; it is the task_comm_ms of the metrics.
+    std::map<int, double> comm_us;
+    std::set<std::string> tracks;
+    for (const auto& e : j.at("traceEvents")) {
+      if (e.value("name", "") == "thread_name" && e.at("pid") == 1)
+        tracks.insert(e.at("args").at("name").get<std::string>());
+      if (e.value("cat", "") == "collective") comm_us[e.at("pid").get<int>()] += e.at("dur").get<double>();
+    }
+    CHECK(tracks.count("collectives") == 1);
+    CHECK(tracks.count("collectives 2") == (streams == "1" ? 0 : 1));
+    auto json_args = moe("dualpipe-v", {"--overlap", "a2a", "--streams", streams, "--json"});
+    json_args.insert(json_args.begin(), "simulate");
+    const auto m = nlohmann::json::parse(run_ppsim(json_args).out);
+    for (const auto& d : m.at("per_device")) {
+      const int pid = d.at("device").get<int>() + 1;
+      CHECK(comm_us[pid] / 1000 == Approx(d.at("task_comm_ms").get<double>()).epsilon(1e-9));
+    }
+  }
+  // TempDir checks the trace rules: no two collectives of one track overlap.
 }

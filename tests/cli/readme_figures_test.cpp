@@ -10,6 +10,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace ppsim::test;
@@ -195,4 +196,54 @@ TEST_CASE("the README's ratios are what the runs they compare give", "[cli][read
                                           speedups.substr(0, bar), speedups.substr(bar + 1))));
   CHECK_THAT(readme, Contains(fmt::format("(attention is {} of F's time at 32K and {} at 128K)",
                                           shares.substr(0, cut), shares.substr(cut + 1))));
+}
+
+TEST_CASE("the README's overlap tables: each a2a-against-none ratio and the all-to-alls' share",
+          "[cli][overlap][readme]") {
+  // README.md, "Mixtures of experts and overlap": the last column of both tables, and the
+  // stage times the prose quotes (ppsim costs, stage 1: a2a and F + B + W).
+  struct Row {
+    const char* model;
+    const char* ep;
+    const char* schedule;
+    double percent;
+  };
+  for (const Row& row : {Row{"qwen3-moe-30b-a3b", "16", "1f1b", 8.9},
+                         Row{"qwen3-moe-30b-a3b", "16", "interleaved-1f1b", -26.8},
+                         Row{"qwen3-moe-30b-a3b", "16", "zb-v", -21.6},
+                         Row{"qwen3-moe-30b-a3b", "16", "dualpipe-v", -23.3},
+                         Row{"mixtral-8x7b", "8", "1f1b", 60.9},
+                         Row{"mixtral-8x7b", "8", "interleaved-1f1b", -1.7},
+                         Row{"mixtral-8x7b", "8", "zb-v", 3.6},
+                         Row{"mixtral-8x7b", "8", "dualpipe-v", -1.9}}) {
+    CAPTURE(row.model, row.schedule);
+    const std::vector<std::string> base = {"simulate", "-s", row.schedule, "-p", "4", "-m", "16",
+                                           "--model", row.model, "--device", "h100", "--ep", row.ep,
+                                           "--dp", "16"};
+    std::vector<std::string> over = base;
+    over.insert(over.end(), {"--overlap", "a2a"});
+    const double none = run_json(base)["iteration_time_ms"].get<double>();
+    const double a2a = run_json(over)["iteration_time_ms"].get<double>();
+    CHECK(one_decimal(100 * (a2a - none) / none) == row.percent);
+  }
+  for (const auto& [model, ep, a2a, total] :
+       {std::tuple{"qwen3-moe-30b-a3b", "16", 64.9, 122.0}, std::tuple{"mixtral-8x7b", "8", 4.3, 147.0}}) {
+    const json j = run_json({"costs", "--model", model, "--device", "h100", "-p", "4", "--ep", ep,
+                             "--dp", "16"});
+    const json& st = j["model"]["breakdown"][1];
+    double comm = 0, all = 0;
+    for (const char* kind : {"F", "B", "W", "R"})
+      for (const auto& [key, value] : st[kind].items()) {
+        all += value.get<double>();
+        if (key == "ep_comm_ms") comm += value.get<double>();
+      }
+    CHECK(std::round(comm * 10) / 10 == Approx(a2a));
+    CHECK(std::round(all) == total);
+    // DualPipeV's device 0 holds two chunks of half a stage: a stage's all-to-alls per
+    // micro-batch, 16 micro-batches (the README's 64.86 and 1037.7 ms)
+    if (std::string(model) == "qwen3-moe-30b-a3b") {
+      CHECK(std::round(comm * 100) / 100 == Approx(64.86));
+      CHECK(std::round(16 * comm * 10) / 10 == Approx(1037.7));
+    }
+  }
 }

@@ -10,8 +10,11 @@
 #include "sim/validate.hpp"
 #include "tests/test_helpers.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
+#include <tuple>
+#include <vector>
 
 using namespace ppsim;
 using ppsim::test::ms;
@@ -65,6 +68,28 @@ TEST_CASE("a cell's ties go to the operation ready first, then the first chain",
   CHECK(overlapped_cell(b, f, 0) == 8 * ms);
 }
 
+TEST_CASE("a cell's operations are placed where overlapped_cell runs them", "[sim][overlap]") {
+  // The example above, f first: each operation's start, time, chain and stream.
+  const std::vector<TimedOp> f = {compute(1), comm(3), compute(1)};
+  const std::vector<TimedOp> b = {compute(3), comm(1), compute(1)};
+  const auto placed = place_cell(f, b, 0);
+  const std::vector<std::tuple<double, double, int, int>> expected = {
+      {0, 1, 0, 0}, {1, 3, 1, 0}, {1, 3, 0, 1}, {4, 1, 0, 0}, {4, 1, 1, 2}, {5, 1, 1, 0}};
+  REQUIRE(placed.size() == expected.size());
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    CAPTURE(i);
+    const auto& [start, time, chain, stream] = expected[i];
+    CHECK(placed[i].start == static_cast<Ticks>(start * ms));
+    CHECK(placed[i].time == static_cast<Ticks>(time * ms));
+    CHECK(placed[i].chain == chain);
+    CHECK(placed[i].stream == stream);
+  }
+  // One comm stream: both chains' collectives on stream 1.
+  for (const PlacedOp& op : place_cell(f, b, 1)) CHECK(op.stream == (op.stream == 0 ? 0 : 1));
+  const auto one = place_cell(f, b, 1);
+  CHECK(std::count_if(one.begin(), one.end(), [](const PlacedOp& op) { return op.stream == 1; }) == 2);
+}
+
 TEST_CASE("a chain of shares takes its task's time", "[sim][overlap]") {
   const std::vector<SubOp> ops = {{.share = 0.25, .comm = false}, {.share = 0.75, .comm = true}};
   const std::vector<TimedOp> c = chain_of(ops, 4 * ms);
@@ -114,6 +139,22 @@ TEST_CASE("cells of sub-operations cost what the scalar FB of that cell costs, i
   CHECK(cell == 3 * ms / 2);
   const Task fb = Task::overlapped(0, 0, Kind::BW, 7, 0);  // device 0 holds stages 0 and 7
   CHECK(model.duration(fb) == cell);
+  // Its collectives: BW's all-to-all 0-0.5 on the second chain's stream, F's 0.5-1 on the
+  // first's; both hidden under the other chain's compute.
+  const std::vector<PlacedOp> ops = model.comm_ops(fb);
+  REQUIRE(ops.size() == 2);
+  CHECK((ops[0].start == 0 && ops[0].time == ms / 2 && ops[0].chain == 1 && ops[0].stream == 2));
+  CHECK((ops[1].start == ms / 2 && ops[1].time == ms / 2 && ops[1].chain == 0 && ops[1].stream == 1));
+  CHECK(model.task_comm(fb) == ms);
+  CHECK(model.exposed_comm(fb) == 0);
+  // A lone F of a chunk (1 ms): its all-to-all after its compute, all of it exposed.
+  const Task f0 = Task::make(Kind::F, 0, 0);
+  const std::vector<PlacedOp> lone = model.comm_ops(f0);
+  REQUIRE(lone.size() == 1);
+  CHECK((lone[0].start == ms / 2 && lone[0].time == ms / 2 && lone[0].stream == 1));
+  CHECK(model.exposed_comm(f0) == ms / 2);
+  CHECK(model.task_comm(f0) == ms / 2);
+  CHECK(model.comm_ops(Task::make(Kind::W, 0, 0)).empty());
   CostSpec scalar = parse_costs("F=2,B=2,W=1,comm=0");
   scalar.stages[0].FB = 2 * cell;  // per device-stage, halved per chunk
   const Run a = run_schedule(s, costs);
