@@ -101,19 +101,52 @@ struct Options {
   std::optional<int> p;
   std::optional<int> m;
   std::optional<int> v;
-  py::object costs;
+  py::object costs{py::none()};
   std::optional<std::string> costs_file;
-  py::object mem_limit;
+  py::object mem_limit{py::none()};
   int iterations{1};
   double optimizer_step{0};
   std::string sync{"allreduce"};
   std::optional<std::string> model;   ///< a preset or a ppsim.model/1 file, as --model
   std::optional<std::string> device;  ///< with model: a preset or a ppsim.device/1 file
-  py::object offload;                 ///< as --offload: None, 'auto', 0.5, 'stages=0-1,fraction=1'
+  py::object offload{py::none()};     ///< as --offload: None, 'auto', 0.5, 'stages=0-1,fraction=1'
   std::optional<std::string> recompute;  ///< with model, as --recompute: 'selective', 'auto', ...
   int slices{1};                          ///< as --slices (seq1f1b, seq-zb-h1, interleaved-seq1f1b)
   std::optional<std::string> slicing;     ///< as --slicing: 'even', 'balanced', '3,1'
+  /// With model, as --dp, --tp, --zero, --sequence-parallel, --overlap-grad-reduce, --ep,
+  /// --overlap and --streams (None: one comm stream per micro-batch).
+  int dp{1};
+  int tp{1};
+  int zero{0};
+  bool sequence_parallel{true};
+  bool overlap_grad_reduce{false};
+  int ep{1};
+  std::string overlap{"none"};
+  std::optional<int> streams;
 };
+
+// The training of `o` on a model: the parallelism and the overlap, as the command line's flags.
+TrainingSpec training_of(const Options& o) {
+  TrainingSpec t{.dp = o.dp,
+                 .zero = o.zero,
+                 .tp = o.tp,
+                 .sequence_parallel = o.sequence_parallel,
+                 .overlap_grad_reduce = o.overlap_grad_reduce,
+                 .ep = o.ep,
+                 .overlap = OverlapMode::none,
+                 .comm_streams = 0};
+  if (o.overlap == "a2a") t.overlap = OverlapMode::a2a;
+  else if (o.overlap == "full") t.overlap = OverlapMode::full;
+  else if (o.overlap != "none")
+    throw ConfigError(fmt::format("overlap '{}': expected none, a2a or full", o.overlap));
+  if (o.streams) {
+    if (*o.streams < 1 || *o.streams > 64)
+      throw ConfigError(fmt::format("streams {}: expected 1..64", *o.streams));
+    if (t.overlap == OverlapMode::none) throw ConfigError("streams: needs overlap a2a or full");
+    t.comm_streams = *o.streams;
+  }
+  return t;
+}
 
 RunRequest request_of(const std::string& schedule, const Options& o) {
   RunRequest rq;
@@ -123,11 +156,18 @@ RunRequest request_of(const std::string& schedule, const Options& o) {
   rq.chunks = o.v.value_or(0);
   if (o.device && !o.model) throw ConfigError("device: needs model");
   if (o.recompute && !o.model) throw ConfigError("recompute: needs model");
+  if (!o.model)
+    for (const auto& [name, given] :
+         {std::pair{"dp", o.dp != 1}, {"tp", o.tp != 1}, {"zero", o.zero != 0},
+          {"sequence_parallel", !o.sequence_parallel}, {"overlap_grad_reduce", o.overlap_grad_reduce},
+          {"ep", o.ep != 1}, {"overlap", o.overlap != "none"}, {"streams", o.streams.has_value()}})
+      if (given) throw ConfigError(fmt::format("{}: needs model", name));
   if (o.model) {
     if (o.costs_file) throw ConfigError("model and costs_file: give one source of costs");
     WorkloadSpec w;
     w.model = load_model(*o.model);
     w.device = load_device(o.device.value_or("h100"));
+    w.training = training_of(o);
     if (o.recompute) apply_recompute(w, parse_recompute(*o.recompute, "recompute"));
     rq.workload = std::move(w);
     // As --model with --costs: the model's costs, the given keys on top.
@@ -243,22 +283,6 @@ std::vector<std::string> names_of(const py::object& schedules) {
   return out;
 }
 
-Options options(std::optional<int> p, std::optional<int> m, std::optional<int> v,
-                py::object costs, std::optional<std::string> costs_file, py::object mem_limit,
-                int iterations, double optimizer_step, std::string sync,
-                std::optional<std::string> model, std::optional<std::string> device,
-                py::object offload = py::none(),
-                std::optional<std::string> recompute = std::nullopt, int slices = 1,
-                std::optional<std::string> slicing = std::nullopt) {
-  return Options{p,          m,
-                 v,          std::move(costs),
-                 std::move(costs_file), std::move(mem_limit),
-                 iterations, optimizer_step,
-                 std::move(sync), std::move(model),
-                 std::move(device), std::move(offload), std::move(recompute),
-                 slices, std::move(slicing)};
-}
-
 } // namespace
 
 PYBIND11_MODULE(ppsim, mod) {
@@ -309,28 +333,38 @@ PYBIND11_MODULE(ppsim, mod) {
       },
       "The schedules ppsim generates: name, aliases, constraint, description, reference.");
 
+// The options of simulate, compare and timeline: their keywords (PPSIM_RUN_ARGS), the lambda's
+// parameters in the same order (PPSIM_RUN_PARAMS) and the Options they make (PPSIM_RUN_OPTIONS).
 #define PPSIM_RUN_ARGS                                                                          \
   py::arg("p") = py::none(), py::arg("m") = py::none(), py::arg("v") = py::none(),            \
   py::arg("costs") = py::none(), py::arg("costs_file") = py::none(),                           \
   py::arg("mem_limit") = py::none(), py::arg("iterations") = 1,                                \
   py::arg("optimizer_step") = 0.0, py::arg("sync") = "allreduce", py::arg("model") = py::none(), \
   py::arg("device") = py::none(), py::arg("offload") = py::none(), py::arg("recompute") = py::none(), \
-  py::arg("slices") = 1, py::arg("slicing") = py::none()
+  py::arg("slices") = 1, py::arg("slicing") = py::none(), py::arg("dp") = 1, py::arg("tp") = 1, \
+  py::arg("zero") = 0, py::arg("sequence_parallel") = true,                                    \
+  py::arg("overlap_grad_reduce") = false, py::arg("ep") = 1, py::arg("overlap") = "none",      \
+  py::arg("streams") = py::none()
+#define PPSIM_RUN_PARAMS                                                                        \
+  std::optional<int> p, std::optional<int> m, std::optional<int> v, py::object costs,          \
+      std::optional<std::string> costs_file, py::object mem_limit, int iterations,             \
+      double optimizer_step, std::string sync, std::optional<std::string> model,               \
+      std::optional<std::string> device, py::object offload,                                   \
+      std::optional<std::string> recompute, int slices, std::optional<std::string> slicing,    \
+      int dp, int tp, int zero, bool sequence_parallel, bool overlap_grad_reduce, int ep,      \
+      std::string overlap, std::optional<int> streams
+#define PPSIM_RUN_OPTIONS                                                                       \
+  Options {                                                                                     \
+    p, m, v, std::move(costs), std::move(costs_file), std::move(mem_limit), iterations,        \
+        optimizer_step, std::move(sync), std::move(model), std::move(device),                  \
+        std::move(offload), std::move(recompute), slices, std::move(slicing), dp, tp, zero,    \
+        sequence_parallel, overlap_grad_reduce, ep, std::move(overlap), streams                \
+  }
 
   mod.def(
       "simulate",
-      [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
-         std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
-         py::object mem_limit, int iterations, double optimizer_step, std::string sync,
-         std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload, std::optional<std::string> recompute, int slices,
-         std::optional<std::string> slicing,
-         std::optional<std::string> trace) {
-        const Run r = run(schedule, options(p, m, v, std::move(costs), std::move(costs_file),
-                                            std::move(mem_limit), iterations, optimizer_step,
-                                            std::move(sync), std::move(model), std::move(device),
-                                            std::move(offload), std::move(recompute), slices,
-                                            std::move(slicing)));
+      [](const std::string& schedule, PPSIM_RUN_PARAMS, std::optional<std::string> trace) {
+        const Run r = run(schedule, PPSIM_RUN_OPTIONS);
         if (trace)
           write_file_atomically(*trace, [&](std::ostream& f) { write_chrome_trace(f, r); });
         return metrics_of(r);
@@ -342,22 +376,15 @@ PYBIND11_MODULE(ppsim, mod) {
       "mem_limit: '2p', a number of M_B, or '3GiB'; offload: as --offload (None, 'auto', 0.5, "
       "'stages=0-1,fraction=1'); recompute: with model, as --recompute ('selective', 'full:2', "
       "'auto', one per stage); slices, slicing: as --slices and --slicing (sequence slices of a "
-      "micro-batch, for seq1f1b, seq-zb-h1 and interleaved-seq1f1b); trace: write a Chrome trace "
-      "to this file.");
+      "micro-batch, for seq1f1b, seq-zb-h1 and interleaved-seq1f1b); dp, tp, zero, "
+      "sequence_parallel, overlap_grad_reduce, ep, overlap ('none', 'a2a', 'full'), streams: with "
+      "model, as --dp, --tp, --zero, --sequence-parallel, --overlap-grad-reduce, --ep, --overlap "
+      "and --streams; trace: write a Chrome trace to this file.");
 
   mod.def(
       "compare",
-      [](const py::object& schedules, std::optional<int> p, std::optional<int> m,
-         std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
-         py::object mem_limit, int iterations, double optimizer_step, std::string sync,
-         std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload, std::optional<std::string> recompute, int slices,
-         std::optional<std::string> slicing) {
-        const Options o = options(p, m, v, std::move(costs), std::move(costs_file),
-                                  std::move(mem_limit), iterations, optimizer_step,
-                                  std::move(sync), std::move(model), std::move(device),
-                                  std::move(offload), std::move(recompute), slices,
-                                            std::move(slicing));
+      [](const py::object& schedules, PPSIM_RUN_PARAMS) {
+        const Options o = PPSIM_RUN_OPTIONS;
         py::list out;
         for (const std::string& name : names_of(schedules)) out.append(metrics_of(run(name, o)));
         return out;
@@ -368,18 +395,8 @@ PYBIND11_MODULE(ppsim, mod) {
 
   mod.def(
       "timeline",
-      [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
-         std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
-         py::object mem_limit, int iterations, double optimizer_step, std::string sync,
-         std::optional<std::string> model, std::optional<std::string> device,
-         py::object offload, std::optional<std::string> recompute, int slices,
-         std::optional<std::string> slicing) {
-        return timeline_of(run(schedule, options(p, m, v, std::move(costs),
-                                                 std::move(costs_file), std::move(mem_limit),
-                                                 iterations, optimizer_step, std::move(sync),
-                                                 std::move(model), std::move(device),
-                                                 std::move(offload), std::move(recompute), slices,
-                                            std::move(slicing))));
+      [](const std::string& schedule, PPSIM_RUN_PARAMS) {
+        return timeline_of(run(schedule, PPSIM_RUN_OPTIONS));
       },
       py::arg("schedule"), PPSIM_RUN_ARGS,
       "One dict per executed task (device, task, kind, stage, chunk, microbatch, start_ms, "
@@ -392,10 +409,16 @@ PYBIND11_MODULE(ppsim, mod) {
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, std::optional<std::string> model,
          std::optional<std::string> device) {
-        const RunRequest rq = request_of(
-            schedule, options(p, m, v, std::move(costs), std::move(costs_file),
-                              std::move(mem_limit), 1, 0.0, "allreduce", std::move(model),
-                              std::move(device)));
+        Options o;
+        o.p = p;
+        o.m = m;
+        o.v = v;
+        o.costs = std::move(costs);
+        o.costs_file = std::move(costs_file);
+        o.mem_limit = std::move(mem_limit);
+        o.model = std::move(model);
+        o.device = std::move(device);
+        const RunRequest rq = request_of(schedule, o);
         Schedule s;
         {
           py::gil_scoped_release release;
@@ -485,4 +508,6 @@ PYBIND11_MODULE(ppsim, mod) {
       "simulated and replayed metrics, the errors, and every idle window with its cause.");
 
 #undef PPSIM_RUN_ARGS
+#undef PPSIM_RUN_PARAMS
+#undef PPSIM_RUN_OPTIONS
 }

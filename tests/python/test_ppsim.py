@@ -205,3 +205,50 @@ def test_slices_as_on_the_command_line():
         ppsim.simulate("1f1b", p=2, m=2, costs=TOY, slices=2)
     with pytest.raises(ppsim.ConfigError, match="--slicing"):
         ppsim.simulate("seq1f1b", p=2, m=2, costs=TOY, slices=2, slicing="lopsided")
+
+
+def cli_json(*args):
+    return json.loads(subprocess.run([os.environ.get("PPSIM", "ppsim"), *args, "--json"],
+                                     check=True, capture_output=True, text=True).stdout)
+
+
+def test_parallelism_and_overlap_as_on_the_command_line():
+    # data and tensor parallelism with ZeRO-1: the same document as the flags give
+    flags = ["simulate", "-s", "1f1b", "-p", "4", "-m", "8", "--model", "zb-1.5b", "--device",
+             "h100"]
+    assert ppsim.simulate("1f1b", p=4, m=8, model="zb-1.5b", device="h100", dp=8, tp=2,
+                          zero=1, overlap_grad_reduce=True) == \
+        cli_json(*flags, "--dp", "8", "--tp", "2", "--zero", "1", "--overlap-grad-reduce")
+    assert ppsim.simulate("1f1b", p=4, m=8, model="zb-1.5b", tp=2, sequence_parallel=False) == \
+        cli_json(*flags, "--tp", "2", "--sequence-parallel", "off")
+    # a mixture of experts with expert parallelism, its all-to-alls overlapped on one stream
+    moe = ["simulate", "-s", "dualpipe-v", "-p", "4", "-m", "16", "--model", "qwen3-moe-30b-a3b",
+           "--device", "h100", "--ep", "16", "--dp", "16"]
+    py = ppsim.simulate("dualpipe-v", p=4, m=16, model="qwen3-moe-30b-a3b", device="h100",
+                        ep=16, dp=16, overlap="a2a", streams=1)
+    assert py == cli_json(*moe, "--overlap", "a2a", "--streams", "1")
+    assert py["per_device"][0]["exposed_comm_ms"] < py["per_device"][0]["task_comm_ms"]
+    none = ppsim.simulate("dualpipe-v", p=4, m=16, model="qwen3-moe-30b-a3b", ep=16, dp=16)
+    assert none == cli_json(*moe)
+    assert none["iteration_time_ms"] > py["iteration_time_ms"]
+    # the defaults are today's run
+    assert ppsim.simulate("1f1b", p=2, m=4, model="zb-1.5b", dp=1, tp=1, zero=0, ep=1,
+                          overlap="none") == ppsim.simulate("1f1b", p=2, m=4, model="zb-1.5b")
+
+
+def test_bad_parallelism_and_overlap_are_config_errors():
+    for kwargs, message in [({"dp": 2}, "dp: needs model"), ({"ep": 2}, "ep: needs model"),
+                            ({"overlap": "a2a"}, "overlap: needs model"),
+                            ({"streams": 1}, "streams: needs model")]:
+        with pytest.raises(ppsim.ConfigError, match=message):
+            ppsim.simulate("1f1b", p=2, m=4, costs=TOY, **kwargs)
+    model = {"model": "qwen3-moe-30b-a3b", "device": "h100"}
+    for kwargs, message in [({"overlap": "some"}, "expected none, a2a or full"),
+                            ({"overlap": "a2a", "streams": 0}, "streams 0: expected 1..64"),
+                            ({"streams": 2}, "streams: needs overlap"),
+                            ({"ep": 3, "dp": 3}, "does not divide the 128 experts"),
+                            ({"ep": 16}, "an expert-parallel group is drawn"),
+                            ({"dp": 2**21}, "expected 1..1048576"),
+                            ({"zero": 2}, "ppsim models stages 0 and 1")]:
+        with pytest.raises(ppsim.ConfigError, match=message):
+            ppsim.simulate("1f1b", p=4, m=8, **model, **kwargs)
