@@ -408,7 +408,7 @@ PYBIND11_MODULE(ppsim, mod) {
       [](const std::string& schedule, std::optional<int> p, std::optional<int> m,
          std::optional<int> v, py::object costs, std::optional<std::string> costs_file,
          py::object mem_limit, std::optional<std::string> model,
-         std::optional<std::string> device) {
+         std::optional<std::string> device, std::string overlap) {
         Options o;
         o.p = p;
         o.m = m;
@@ -418,6 +418,7 @@ PYBIND11_MODULE(ppsim, mod) {
         o.mem_limit = std::move(mem_limit);
         o.model = std::move(model);
         o.device = std::move(device);
+        o.overlap = std::move(overlap);
         const RunRequest rq = request_of(schedule, o);
         Schedule s;
         {
@@ -429,11 +430,12 @@ PYBIND11_MODULE(ppsim, mod) {
       py::arg("schedule"), py::arg("p") = py::none(), py::arg("m") = py::none(),
       py::arg("v") = py::none(), py::arg("costs") = py::none(),
       py::arg("costs_file") = py::none(), py::arg("mem_limit") = py::none(),
-      py::arg("model") = py::none(), py::arg("device") = py::none(),
+      py::arg("model") = py::none(), py::arg("device") = py::none(), py::arg("overlap") = "none",
       "Per device, the ordered actions in PyTorch's text ('0F1' forward, '2I1' backward for the "
       "input, '0W3' weights, '0B3' full backward, '(0F7;7B3)OVERLAP_F_B'), as "
       "torch.distributed.pipelining writes them; ppsim's text ('0BW3') where the format cannot "
-      "express the schedule (DualPipe's two routes).");
+      "express the schedule (DualPipe's two routes). overlap: with model, as --overlap (a2a: the "
+      "Combined 1F1B order, its cells as OVERLAP_F_B actions).");
 
   mod.def(
       "load",

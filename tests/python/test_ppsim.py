@@ -252,3 +252,18 @@ def test_bad_parallelism_and_overlap_are_config_errors():
                             ({"zero": 2}, "ppsim models stages 0 and 1")]:
         with pytest.raises(ppsim.ConfigError, match=message):
             ppsim.simulate("1f1b", p=4, m=8, **model, **kwargs)
+
+
+def test_schedule_with_overlap_is_the_combined_order_export_writes(tmp_path):
+    path = tmp_path / "combined.csv"
+    subprocess.run([os.environ.get("PPSIM", "ppsim"), "export", "-s", "1f1b", "-p", "2", "-m", "3",
+                    "--model", "zb-1.5b", "--overlap", "a2a", "--format", "pytorch-csv", "-o",
+                    str(path)], check=True, capture_output=True)
+    rows = [[c for c in line.split(",") if c] for line in path.read_text().splitlines()]
+    combined = ppsim.schedule("1f1b", p=2, m=3, model="zb-1.5b", overlap="a2a")
+    assert combined == rows
+    assert combined[1] == ["1F0", "(1F1;1B0)OVERLAP_F_B", "(1F2;1B1)OVERLAP_F_B", "1B2"]
+    assert ppsim.schedule("1f1b", p=2, m=3, model="zb-1.5b")[1] == \
+        ["1F0", "1B0", "1F1", "1B1", "1F2", "1B2"]
+    with pytest.raises(ppsim.ConfigError, match="overlap: needs model"):
+        ppsim.schedule("1f1b", p=2, m=3, overlap="a2a")
