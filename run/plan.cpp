@@ -7,6 +7,7 @@
 #include "io/numbers.hpp"
 #include "run/request.hpp"
 #include "schedules/registry.hpp"
+#include "sim/cores.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
@@ -201,12 +202,13 @@ std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int 
 std::vector<PlanCandidate> evaluate_all(const PlanRequest& rq, const std::vector<Shape>& shapes,
                                         int per_replica, double capacity) {
   std::vector<std::vector<PlanCandidate>> each(shapes.size());
-  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1,
+  const unsigned threads = std::clamp<unsigned>(worker_cores(), 1,
                                                 static_cast<unsigned>(std::max<std::size_t>(1, shapes.size())));
   std::vector<std::thread> pool;
   std::atomic<std::size_t> done{0};
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
+      const WorkerScope worker;  // a shape's zb-auto search does not start threads of its own
       for (std::size_t i = t; i < shapes.size(); i += threads) {
         each[i] = evaluate(rq, shapes[i], per_replica, capacity);
         report(rq.progress, "candidates", ++done, shapes.size());

@@ -2,6 +2,7 @@
 // distribution of the results.
 #include "sim/variability.hpp"
 
+#include "sim/cores.hpp"
 #include "sim/errors.hpp"
 #include "sim/index.hpp"
 #include "sim/limits.hpp"
@@ -141,7 +142,7 @@ SampleSummary sample_run(const Schedule& s, const CostModel& costs, const CommOp
   const SimOptions k_fold_options = repeated ? iteration_sim_options(s, iterations) : SimOptions{};
 
   // Samples in contiguous blocks, one per thread; each sample depends only on its index.
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned hw = worker_cores();
   const unsigned threads = static_cast<unsigned>(
       std::clamp<long long>(o.threads > 0 ? o.threads : hw, 1, o.samples));
   std::vector<std::exception_ptr> errors(threads);

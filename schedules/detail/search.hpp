@@ -2,6 +2,7 @@
 // how many threads independent candidates may use.
 #pragma once
 
+#include "sim/cores.hpp"
 #include "sim/errors.hpp"
 #include "sim/time.hpp"
 
@@ -51,10 +52,10 @@ public:
   using ConfigError::ConfigError;
 };
 
-/// Threads for independent work: the hardware's, at most `jobs`, at least 1.
+/// Threads for independent work: the usable cores (one inside a sweep's or a plan's worker), at
+/// most `jobs`, at least 1.
 [[nodiscard]] inline unsigned search_threads(std::size_t jobs) {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(std::clamp<std::size_t>(jobs, 1, hw));
+  return static_cast<unsigned>(std::clamp<std::size_t>(jobs, 1, worker_cores()));
 }
 
 } // namespace ppsim::detail
