@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "io/comm_text.hpp"
+#include "io/launcher_env.hpp"
 #include "io/cost_file.hpp"
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
@@ -376,12 +377,17 @@ bool runs_without_full_parts(const std::vector<std::string>& args) {
       "export", "models", "costs", "plan", "validate-model", "import", "diff"};
   if (args.empty() || std::find(front.begin(), front.end(), args.front()) == front.end())
     return false;
+  if (runs_on_ranks(args)) return false;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--calibrate" || a.starts_with("--calibrate=") || a == "--device=cpu") return false;
     if (a == "--device" && i + 1 < args.size() && args[i + 1] == "cpu") return false;
   }
   return true;
+}
+
+bool runs_on_ranks(const std::vector<std::string>& args) {
+  return !args.empty() && args.front() == "sweep" && launched_as_several_ranks();
 }
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

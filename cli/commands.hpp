@@ -6,12 +6,14 @@
 #include "io/device_file.hpp"
 #include "io/model_file.hpp"
 #include "run/request.hpp"
+#include "run/sweep.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run.hpp"
 
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -173,6 +175,8 @@ struct FullParts {
   CostSpec (*calibrated_costs)(std::string_view spec, std::vector<std::string>* warnings,
                                Progress* progress){nullptr};
   DeviceSpec (*measure_cpu_device)(const ModelSpec& model){nullptr};
+  /// Joins MPI for a sweep on several ranks (runs_on_ranks): exec/point_exchange.hpp.
+  std::unique_ptr<PointExchange> (*point_exchange)(){nullptr};
 };
 
 /// The parts this process links: all empty unless link_full_parts() ran.

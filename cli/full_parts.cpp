@@ -3,6 +3,7 @@
 // --device cpu.
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "exec/point_exchange.hpp"
 #include "model/calibrate.hpp"
 #include "model/cpu_device.hpp"
 
@@ -15,6 +16,10 @@ CostSpec calibrated(std::string_view spec, std::vector<std::string>* warnings,
   return calibrate::calibrated_costs(spec, warnings, progress);
 }
 
+std::unique_ptr<PointExchange> mpi_point_exchange() {
+  return std::make_unique<exec::MpiPointExchange>();
+}
+
 } // namespace
 
 void link_full_parts() {
@@ -24,6 +29,7 @@ void link_full_parts() {
   parts.add_serve = &cli::add_serve_command;
   parts.calibrated_costs = &calibrated;
   parts.measure_cpu_device = &calibrate::measure_cpu_device;
+  parts.point_exchange = &mpi_point_exchange;
 }
 
 } // namespace ppsim

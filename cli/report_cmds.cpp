@@ -12,7 +12,9 @@
 #include "io/schedule_file.hpp"
 #include "io/text_parse.hpp"
 #include "run/check.hpp"
+#include "io/launcher_env.hpp"
 #include "run/sweep.hpp"
+#include "sim/cores.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 #include "viz/sweep.hpp"
@@ -22,6 +24,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -53,6 +56,7 @@ struct SweepOptions {
   bool json{false};
   std::string html;
   std::string svg;
+  unsigned threads{0};
 };
 
 int run_sweep(const SweepOptions& o, Io io) {
@@ -68,7 +72,25 @@ int run_sweep(const SweepOptions& o, Io io) {
       grid.mem_limits.push_back(parse_mem_limit(text));
   }
   const RunRequest base = to_request(o.run, "", resolve_costs(o.run, io));
-  const std::vector<SweepPoint> points = run_sweep(grid, base, &io.progress);
+  // Under mpirun the ranks share the points (runs_on_ranks brought this command line to
+  // ppsim-full, which links MPI); rank 0 gathers them and writes, the others write nothing.
+  SweepWorkers workers{.threads = o.threads, .exchange = nullptr};
+  std::unique_ptr<PointExchange> exchange;
+  if (launched_as_several_ranks()) {
+    if (full_parts().point_exchange == nullptr)
+      throw std::logic_error("sweep on several ranks needs ppsim-full (Open MPI)");
+    exchange = full_parts().point_exchange();
+    workers.exchange = exchange.get();
+    // A host's cores are shared by its ranks: the cores this rank may use (mpirun's binding),
+    // at most the host's over its ranks, unless --threads says.
+    const auto here = launcher_rank();
+    const unsigned local = here && here->local_size > 0 ? static_cast<unsigned>(here->local_size) : 1;
+    if (o.threads == 0)
+      workers.threads = std::max(
+          1u, std::min(usable_cores(), std::max(1u, std::thread::hardware_concurrency()) / local));
+  }
+  const std::vector<SweepPoint> points = run_sweep(grid, base, &io.progress, workers);
+  if (exchange && exchange->rank() != 0) return kExitOk;
   if (!o.html.empty())
     write_file_atomically(o.html, [&](std::ostream& f) {
       write_sweep_html(f, points, base.costs.source);
@@ -321,6 +343,10 @@ void add_report_commands(CLI::App& app, Io io, Action& action) {
   sweep->add_option("--html", so->html,
                     "write an HTML page with bubble-vs-m and bubble-vs-memory curves to FILE");
   sweep->add_option("--svg", so->svg, "write the two charts as one standalone SVG picture");
+  sweep->add_option("--threads", so->threads,
+                    "threads that run points (default 0: one per core; under mpirun, the "
+                    "host's cores over its ranks); the output is the same for any count")
+      ->check(CLI::Range(0u, static_cast<unsigned>(limits::kMaxThreads)));
   sweep->callback([io, &action, so] { action = [io, so] { return run_sweep(*so, io); }; });
 
   // check

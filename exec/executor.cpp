@@ -3,6 +3,7 @@
 #include "exec/executor.hpp"
 
 #include "exec/plan.hpp"
+#include "io/launcher_env.hpp"
 #include "model/calibrate.hpp"
 #include "sim/index.hpp"
 
@@ -446,11 +447,7 @@ Fault parse_fault(const std::string& text) {
   return f;
 }
 
-bool under_mpi_launcher() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
-    if (std::getenv(var) != nullptr) return true;
-  return false;
-}
+bool under_mpi_launcher() { return launcher_rank().has_value(); }
 
 MpiSession::MpiSession() {
   int provided = 0;

@@ -66,6 +66,8 @@ inline constexpr int kMaxStreamWaitMs = 5000;
 inline constexpr int kMaxJsonDepth = 64;
 /// Points of one sweep (each is a whole simulation).
 inline constexpr long long kMaxSweepPoints = 100'000;
+/// The most threads a command may be told to start (`sweep --threads`).
+inline constexpr int kMaxThreads = 1024;
 /// Units of work one automatic generator may spend on one schedule (a unit: a task placed by
 /// one pass of a heuristic, a slot replayed by V-Half's and V-Min's squeeze): a search that
 /// reaches it keeps the best it found (the run says so, with its gap to the lower bound); a

@@ -79,6 +79,32 @@ TEST_CASE("sweep writes JSON, a table and an HTML page, and rejects bad axes", "
   CHECK(run_ppsim({"sweep", "-s", "1f1b", "-p", "4", "-m", "8", "--csv", "--json"}).code == 2);
 }
 
+TEST_CASE("sweep --threads writes the same bytes for any thread count", "[cli][sweep]") {
+  const std::vector<std::string> grid = {"sweep", "-s", "1f1b,zb-h2,zb-auto", "-p", "2,4",
+                                         "-m", "2,4,8", "--mem-limit", "0.5p,3p"};
+  for (const char* format : {"--csv", "--json"}) {
+    CAPTURE(format);
+    auto args = grid;
+    args.push_back(format);
+    args.insert(args.end(), {"--threads", "1"});
+    const auto one = run_ppsim(args);
+    REQUIRE(one.code == 0);
+    for (const char* n : {"0", "2", "7"}) {
+      CAPTURE(n);
+      args.back() = n;
+      const auto many = run_ppsim(args);
+      CHECK(many.code == 0);
+      CHECK(many.out == one.out);
+    }
+  }
+  for (const char* bad : {"-1", "1025", "x", "2.5"}) {
+    CAPTURE(bad);
+    const auto r = run_ppsim({"sweep", "-s", "1f1b", "-p", "2", "-m", "4", "--threads", bad});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--threads"));
+  }
+}
+
 TEST_CASE("compare --html writes the report atomically", "[cli][html]") {
   TempDir dir("report-test");
   const auto r = run_ppsim({"compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--html",

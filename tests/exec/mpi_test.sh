@@ -4,6 +4,7 @@
 #   tests/exec/mpi_test.sh build/dev/ppsim run zb-v 4          # runs, gradients, one event per task
 #   tests/exec/mpi_test.sh build/dev/ppsim fault die           # a rank dies: exit 6, reported
 #   tests/exec/mpi_test.sh build/dev/ppsim invalid FILE        # rejected before launch: exit 4
+#   tests/exec/mpi_test.sh build/dev/ppsim sweep 3             # mpirun -np 3 ppsim sweep = one process
 set -uo pipefail
 
 ppsim=$1
@@ -88,6 +89,36 @@ invalid)
   [ $rc -eq "$want" ] || fail "$file: exit $rc, expected $want"
   grep -q "mpirun" "$work/err.txt" && fail "$file: mpirun was started"
   echo "mpi_test: $file rejected before launch"
+  ;;
+sweep)
+  np=$1
+  # Points that end every way (run, infeasible, rejected), shared among np ranks.
+  grid=(sweep -s 1f1b,zb-h2,zb-auto,interleaved-1f1b -p 2,4 -m 2,4,8,9 --mem-limit 0.5p,3p)
+  root=()
+  [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
+  mpi=(timeout 90 mpirun -np "$np" "${root[@]}" --oversubscribe --mca btl self,vader)
+  for format in --csv --json; do
+    "$ppsim" "${grid[@]}" "$format" --threads 1 >"$work/one.txt" 2>"$work/err.txt" ||
+      { cat "$work/err.txt" >&2; fail "sweep $format in one process failed"; }
+    "${mpi[@]}" "$ppsim" "${grid[@]}" "$format" >"$work/ranks.txt" 2>"$work/err.txt" ||
+      { cat "$work/err.txt" >&2; fail "mpirun -np $np ppsim sweep $format failed"; }
+    cmp -s "$work/one.txt" "$work/ranks.txt" ||
+      { diff "$work/one.txt" "$work/ranks.txt" | head >&2; fail "-np $np $format differs from one process"; }
+  done
+  lines=$(wc -l <"$work/ranks.txt")
+  # The HTML page is written once, by rank 0, and equals one process's.
+  "$ppsim" "${grid[@]}" --html "$work/one.html" >/dev/null 2>&1 || fail "sweep --html failed"
+  "${mpi[@]}" "$ppsim" "${grid[@]}" --html "$work/ranks.html" >/dev/null 2>"$work/err.txt" ||
+    { cat "$work/err.txt" >&2; fail "mpirun -np $np ppsim sweep --html failed"; }
+  cmp -s "$work/one.html" "$work/ranks.html" || fail "-np $np --html differs from one process"
+  # Bad input is told once (by rank 0) with its exit code, and no rank waits for another.
+  "${mpi[@]}" "$ppsim" sweep -s 1f1b,nope -p 2 -m 4 >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+  cat "$work/err.txt"
+  [ $rc -eq 3 ] || fail "an unknown schedule under mpirun: exit $rc, expected 3"
+  told=$(grep -c "unknown schedule 'nope'" "$work/err.txt")
+  [ "$told" -eq 1 ] || fail "the unknown schedule was told $told times, expected once"
+  echo "mpi_test: mpirun -np $np ppsim sweep: $lines lines of JSON; CSV, JSON and HTML byte-identical to one process"
   ;;
 *) fail "unknown mode '$mode'" ;;
 esac

@@ -8,7 +8,8 @@
 #
 # 1. zb-h1 on 2 ranks and zb-v on 4, over 2 hosts: exit 0, the gradients equal the reference,
 #    the ranks ran on both hosts, and the measured trace holds one event per task.
-# 2. One host is killed mid-run (every process in its namespace): exit 6, its rank named.
+# 2. `mpirun -np 4 ppsim sweep` over the 2 hosts writes the bytes one process writes.
+# 3. One host is killed mid-run (every process in its namespace): exit 6, its rank named.
 # Exit 77 (ctest SKIP_RETURN_CODE) where namespaces cannot be made: not root, no `ip`, ...
 set -uo pipefail
 
@@ -110,6 +111,19 @@ run_ok() {
 }
 run_ok zb-h1 2 1
 run_ok zb-v 4 2
+
+# A sweep's points shared among 4 ranks on the 2 hosts: rank 0 gathers them over TCP and writes
+# what one process writes (run/sweep.hpp's PointExchange).
+: >"$work/hostfile"
+for k in 1 2; do echo "10.77.0.$k slots=2" >>"$work/hostfile"; done
+grid=(sweep -s 1f1b,zb-h2,zb-auto,interleaved-1f1b -p 2,4 -m 2,4,8,9 --mem-limit 0.5p,3p --json)
+"$ppsim" "${grid[@]}" --threads 1 >"$work/one.json" 2>"$work/err.txt" ||
+  { cat "$work/err.txt" >&2; fail "sweep in one process failed"; }
+ip netns exec "$sw" env "${mpi_env[@]}" timeout 90 mpirun --allow-run-as-root -np 4 \
+  --hostfile "$work/hostfile" "$ppsim" "${grid[@]}" >"$work/ranks.json" 2>"$work/err.txt" ||
+  { cat "$work/err.txt" >&2; fail "mpirun -np 4 ppsim sweep over 2 hosts failed"; }
+cmp -s "$work/one.json" "$work/ranks.json" || fail "the sweep over 2 hosts differs from one process"
+echo "netns_test: mpirun -np 4 ppsim sweep over ${hosts_ns[*]} (TCP): byte-identical to one process"
 
 # A host dies mid-run: every process in its namespace is killed.
 : >"$work/hostfile"
