@@ -387,7 +387,8 @@ bool runs_without_full_parts(const std::vector<std::string>& args) {
 }
 
 bool runs_on_ranks(const std::vector<std::string>& args) {
-  return !args.empty() && args.front() == "sweep" && launched_as_several_ranks();
+  return !args.empty() && (args.front() == "sweep" || args.front() == "plan") &&
+         launched_as_several_ranks();
 }
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -61,7 +61,7 @@ void link_full_parts();
 [[nodiscard]] bool runs_without_full_parts(const std::vector<std::string>& args);
 
 /// Whether `args` is a command that shares its work among the ranks of an MPI launcher
-/// (`mpirun -np 4 ppsim sweep ...`: sweep) and this process was started as one of several
+/// (`mpirun -np 4 ppsim sweep ...`: sweep and plan) and this process was started as one of several
 /// ranks. Such a command line needs the full parts (MPI); only rank 0 writes (full_main gives
 /// the other ranks no output).
 [[nodiscard]] bool runs_on_ranks(const std::vector<std::string>& args);

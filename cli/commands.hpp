@@ -6,7 +6,7 @@
 #include "io/device_file.hpp"
 #include "io/model_file.hpp"
 #include "run/request.hpp"
-#include "run/sweep.hpp"
+#include "run/shared_work.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run.hpp"
 
@@ -178,6 +178,13 @@ struct FullParts {
   /// Joins MPI for a sweep on several ranks (runs_on_ranks): exec/point_exchange.hpp.
   std::unique_ptr<PointExchange> (*point_exchange)(){nullptr};
 };
+
+/// Where a sweep's or a plan's items run: `threads` of this process (0 = every core) and, where
+/// mpirun started this process as one of several ranks (runs_on_ranks), the ranks, over MPI
+/// joined through the full parts and kept in `exchange` (whose rank 0 alone writes).
+[[nodiscard]] Workers shared_workers(unsigned threads, std::unique_ptr<PointExchange>& exchange);
+/// `--threads N` of a command whose `items` run on threads (shared_workers).
+void add_threads_option(CLI::App& command, unsigned& threads, std::string_view items);
 
 /// The parts this process links: all empty unless link_full_parts() ran.
 [[nodiscard]] FullParts& full_parts();

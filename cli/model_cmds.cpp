@@ -204,6 +204,7 @@ struct PlanOptions {
   int top{15};
   bool json{false};
   std::string html;
+  unsigned threads{0};
 };
 
 int run_plan(const PlanOptions& o, Io io) {
@@ -217,7 +218,11 @@ int run_plan(const PlanOptions& o, Io io) {
   if (!o.run.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.run.mem_capacity, "--mem-capacity");
   rq.cost_overrides = o.run.costs;
   rq.progress = &io.progress;
+  // Under mpirun the ranks share the candidates and each makes the same plan; rank 0 writes.
+  std::unique_ptr<PointExchange> exchange;
+  rq.workers = shared_workers(o.threads, exchange);
   const Plan plan = make_plan(rq);
+  if (exchange && exchange->rank() != 0) return kExitOk;
   if (!o.html.empty()) {
     // The report shows the best few that fit, simulated again with their full timelines.
     std::vector<Run> runs;
@@ -480,6 +485,7 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
   plan->add_option("--top", po->top, "rows to print (default 15)");
   plan->add_flag("--json", po->json, "print the ppsim.plan/1 document");
   plan->add_option("--html", po->html, "write a report of the best candidates to FILE");
+  add_threads_option(*plan, po->threads, "candidates");
   plan->callback([io, &action, po] { action = [io, po] { return run_plan(*po, io); }; });
 }
 

@@ -59,6 +59,28 @@ struct SweepOptions {
   unsigned threads{0};
 };
 
+} // namespace
+
+Workers shared_workers(unsigned threads, std::unique_ptr<PointExchange>& exchange) {
+  Workers workers{.threads = threads, .exchange = nullptr};
+  if (!launched_as_several_ranks()) return workers;
+  // runs_on_ranks brought this command line to ppsim-full, which links MPI.
+  if (full_parts().point_exchange == nullptr)
+    throw std::logic_error("a command on several ranks needs ppsim-full (Open MPI)");
+  exchange = full_parts().point_exchange();
+  workers.exchange = exchange.get();
+  // A host's cores are shared by its ranks: the cores this rank may use (mpirun's binding), at
+  // most the host's over its ranks, unless --threads says.
+  const auto here = launcher_rank();
+  const unsigned local = here && here->local_size > 0 ? static_cast<unsigned>(here->local_size) : 1;
+  if (threads == 0)
+    workers.threads = std::max(
+        1u, std::min(usable_cores(), std::max(1u, std::thread::hardware_concurrency()) / local));
+  return workers;
+}
+
+namespace {
+
 int run_sweep(const SweepOptions& o, Io io) {
   SweepGrid grid;
   grid.schedules = split_list(o.schedules, "--schedule");
@@ -72,23 +94,9 @@ int run_sweep(const SweepOptions& o, Io io) {
       grid.mem_limits.push_back(parse_mem_limit(text));
   }
   const RunRequest base = to_request(o.run, "", resolve_costs(o.run, io));
-  // Under mpirun the ranks share the points (runs_on_ranks brought this command line to
-  // ppsim-full, which links MPI); rank 0 gathers them and writes, the others write nothing.
-  SweepWorkers workers{.threads = o.threads, .exchange = nullptr};
+  // Under mpirun the ranks share the points; rank 0 writes, the others write nothing.
   std::unique_ptr<PointExchange> exchange;
-  if (launched_as_several_ranks()) {
-    if (full_parts().point_exchange == nullptr)
-      throw std::logic_error("sweep on several ranks needs ppsim-full (Open MPI)");
-    exchange = full_parts().point_exchange();
-    workers.exchange = exchange.get();
-    // A host's cores are shared by its ranks: the cores this rank may use (mpirun's binding),
-    // at most the host's over its ranks, unless --threads says.
-    const auto here = launcher_rank();
-    const unsigned local = here && here->local_size > 0 ? static_cast<unsigned>(here->local_size) : 1;
-    if (o.threads == 0)
-      workers.threads = std::max(
-          1u, std::min(usable_cores(), std::max(1u, std::thread::hardware_concurrency()) / local));
-  }
+  const Workers workers = shared_workers(o.threads, exchange);
   const std::vector<SweepPoint> points = run_sweep(grid, base, &io.progress, workers);
   if (exchange && exchange->rank() != 0) return kExitOk;
   if (!o.html.empty())
@@ -315,6 +323,16 @@ int run_check(const CheckOptions& o, Io io) {
 
 } // namespace
 
+void add_threads_option(CLI::App& command, unsigned& threads, std::string_view items) {
+  command
+      .add_option("--threads", threads,
+                  fmt::format("threads that run {} (default 0: one per core; under mpirun, "
+                              "the host's cores over its ranks); the output is the same for any "
+                              "count",
+                              items))
+      ->check(CLI::Range(0u, static_cast<unsigned>(limits::kMaxThreads)));
+}
+
 void add_report_commands(CLI::App& app, Io io, Action& action) {
   // sweep
   auto so = std::make_shared<SweepOptions>();
@@ -343,10 +361,7 @@ void add_report_commands(CLI::App& app, Io io, Action& action) {
   sweep->add_option("--html", so->html,
                     "write an HTML page with bubble-vs-m and bubble-vs-memory curves to FILE");
   sweep->add_option("--svg", so->svg, "write the two charts as one standalone SVG picture");
-  sweep->add_option("--threads", so->threads,
-                    "threads that run points (default 0: one per core; under mpirun, the "
-                    "host's cores over its ranks); the output is the same for any count")
-      ->check(CLI::Range(0u, static_cast<unsigned>(limits::kMaxThreads)));
+  add_threads_option(*sweep, so->threads, "points");
   sweep->callback([io, &action, so] { action = [io, so] { return run_sweep(*so, io); }; });
 
   // check

@@ -7,7 +7,6 @@
 #include "io/numbers.hpp"
 #include "run/request.hpp"
 #include "schedules/registry.hpp"
-#include "sim/cores.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
@@ -16,8 +15,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
-#include <atomic>
-#include <thread>
+#include <cstdint>
 #include <tuple>
 
 namespace ppsim {
@@ -198,26 +196,63 @@ std::vector<PlanCandidate> evaluate(const PlanRequest& rq, const Shape& sh, int 
   return out;
 }
 
-// Simulates every shape over the cores; the results are in the shapes' order.
+// A shape's candidates as bytes (share_work), and back onto the end of `out`.
+std::string encode_candidates(const std::vector<PlanCandidate>& cs) {
+  detail::ByteWriter w;
+  w.put(static_cast<std::uint64_t>(cs.size()));
+  for (const PlanCandidate& c : cs) {
+    for (const std::string* t : {&c.schedule, &c.layout, &c.recompute, &c.offload, &c.overlap,
+                                 &c.reason})
+      w.text(*t);
+    for (const int x : {c.chunks, c.slices, c.microbatches, c.microbatch_size})
+      w.put(static_cast<std::int32_t>(x));
+    for (const double x : {c.mem_limit, c.without_knob_ms, c.offloaded_bytes, c.exposed_comm_ms,
+                           c.task_comm_ms, c.exposed_copy_ms, c.iteration_time_ms,
+                           c.exposed_dp_ms, c.cost_ms, c.bubble_rate, c.peak_bytes,
+                           c.activation_peak_bytes})
+      w.put(x);
+    w.put(static_cast<std::uint64_t>(c.device_peak_bytes.size()));
+    for (const double x : c.device_peak_bytes) w.put(x);
+    w.put(static_cast<std::uint8_t>(c.fits ? 1 : 0));
+  }
+  return w.take();
+}
+
+void decode_candidates(std::string_view bytes, std::vector<PlanCandidate>& out) {
+  detail::ByteReader in(bytes, "a candidate");
+  const auto n = in.get<std::uint64_t>();
+  if (n > bytes.size()) in.fail();  // each candidate takes bytes: a count beyond them is no list
+  for (std::uint64_t k = 0; k < n; ++k) {
+    PlanCandidate c;
+    for (std::string* t : {&c.schedule, &c.layout, &c.recompute, &c.offload, &c.overlap,
+                           &c.reason})
+      *t = in.text();
+    for (int* x : {&c.chunks, &c.slices, &c.microbatches, &c.microbatch_size})
+      *x = in.get<std::int32_t>();
+    for (double* x : {&c.mem_limit, &c.without_knob_ms, &c.offloaded_bytes, &c.exposed_comm_ms,
+                      &c.task_comm_ms, &c.exposed_copy_ms, &c.iteration_time_ms,
+                      &c.exposed_dp_ms, &c.cost_ms, &c.bubble_rate, &c.peak_bytes,
+                      &c.activation_peak_bytes})
+      *x = in.get<double>();
+    const auto devices = in.get<std::uint64_t>();
+    if (devices > bytes.size() / sizeof(double)) in.fail();
+    c.device_peak_bytes.resize(static_cast<std::size_t>(devices));
+    for (double& x : c.device_peak_bytes) x = in.get<double>();
+    c.fits = in.get<std::uint8_t>() != 0;
+    out.push_back(std::move(c));
+  }
+  in.finish();
+}
+
+// Simulates every shape over the cores (and the ranks); the results are in the shapes' order.
 std::vector<PlanCandidate> evaluate_all(const PlanRequest& rq, const std::vector<Shape>& shapes,
                                         int per_replica, double capacity) {
-  std::vector<std::vector<PlanCandidate>> each(shapes.size());
-  const unsigned threads = std::clamp<unsigned>(worker_cores(), 1,
-                                                static_cast<unsigned>(std::max<std::size_t>(1, shapes.size())));
-  std::vector<std::thread> pool;
-  std::atomic<std::size_t> done{0};
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      const WorkerScope worker;  // a shape's zb-auto search does not start threads of its own
-      for (std::size_t i = t; i < shapes.size(); i += threads) {
-        each[i] = evaluate(rq, shapes[i], per_replica, capacity);
-        report(rq.progress, "candidates", ++done, shapes.size());
-      }
-    });
-  for (auto& th : pool) th.join();
+  const std::vector<std::string> each = share_work(
+      shapes.size(), rq.workers,
+      [&](std::size_t i) { return encode_candidates(evaluate(rq, shapes[i], per_replica, capacity)); },
+      rq.progress, "candidates");
   std::vector<PlanCandidate> out;
-  for (auto& e : each)
-    for (PlanCandidate& c : e) out.push_back(std::move(c));
+  for (const std::string& bytes : each) decode_candidates(bytes, out);
   return out;
 }
 

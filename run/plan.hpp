@@ -16,6 +16,7 @@
 
 #include "run/request.hpp"
 #include "run/transformer.hpp"
+#include "run/shared_work.hpp"
 #include "sim/progress.hpp"
 
 #include <string>
@@ -36,6 +37,9 @@ struct PlanRequest {
   std::string cost_overrides;          ///< --costs on top of the model's
   int max_microbatches{1024};          ///< candidates with more micro-batches are skipped
   Progress* progress{nullptr};         ///< told of each simulated candidate ("candidates")
+  /// Where the candidates are simulated: every core by default; with an exchange, shared among
+  /// the ranks of `mpirun -np N ppsim plan`, each of which then makes the same plan.
+  Workers workers{.threads = 0, .exchange = nullptr};
 };
 
 struct PlanCandidate {

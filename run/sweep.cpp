@@ -6,20 +6,13 @@
 #include "run/compare.hpp"
 #include "run/request.hpp"
 #include "schedules/registry.hpp"
-#include "sim/cores.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <exception>
 #include <fmt/format.h>
 #include <limits>
-#include <mutex>
-#include <stdexcept>
-#include <thread>
-#include <type_traits>
 
 namespace ppsim {
 
@@ -70,7 +63,7 @@ std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& g) {
       for (const int v : g.chunks)
         for (const int m : g.microbatches)
           tasks += estimated_run_tasks(s, p, v, m) * static_cast<double>(g.mem_limits.size());
-  check_command_work(tasks, "sweep",
+  check_command_work(tasks, fmt::format("{} points", n),
                      "p x v x m x 3 per point, v = 2 where the schedule picks, x20 for an "
                      "automatic schedule's search",
                      "split it, or fewer micro-batches");
@@ -128,119 +121,38 @@ void run_point(SweepPoint& pt, const RunRequest& base) {
   }
 }
 
-// Runs points[i] for every i in `mine` over `threads` threads (each thread every threads-th
-// of them). Any other error is rethrown after every thread ended: the one of the lowest index.
-void run_points(std::vector<SweepPoint>& points, const std::vector<std::size_t>& mine,
-                const RunRequest& base, unsigned threads, Progress* progress) {
-  std::size_t done = 0;
-  std::mutex reporting;  // the counts reach `progress` in order: 1, 2, ... whatever finished
-  std::vector<std::exception_ptr> errors(mine.size());
-  const auto work = [&](std::size_t first, std::size_t step) {
-    const WorkerScope worker;  // a point's zb-auto search does not start threads of its own
-    for (std::size_t k = first; k < mine.size(); k += step) {
-      try {
-        run_point(points[mine[k]], base);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-      const std::lock_guard lock(reporting);
-      report(progress, "points", ++done, mine.size());
-    }
-  };
-  threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(std::max<std::size_t>(1, mine.size())));
-  if (threads == 1) {
-    work(0, 1);
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, t, threads);
-    for (std::thread& t : pool) t.join();
-  }
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
-// Bytes of plain values, appended and read back in order.
-template <typename T> void put(std::string& out, const T& value) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  const std::size_t at = out.size();
-  out.resize(at + sizeof(T));
-  std::memcpy(out.data() + at, &value, sizeof(T));
-}
-
-struct Reader {
-  std::string_view bytes;
-  std::string_view from;
-  template <typename T> T get() {
-    if (bytes.size() < sizeof(T)) fail();
-    T value;
-    std::memcpy(&value, bytes.data(), sizeof(T));
-    bytes.remove_prefix(sizeof(T));
-    return value;
-  }
-  std::string text() {
-    const auto n = get<std::uint32_t>();
-    if (bytes.size() < n) fail();
-    std::string t(bytes.substr(0, n));
-    bytes.remove_prefix(n);
-    return t;
-  }
-  [[noreturn]] void fail() const {
-    throw std::runtime_error(fmt::format("sweep: the outcomes from {} are cut short or malformed", from));
-  }
-};
-
-constexpr std::uint8_t kOutcomes = 1;  // a rank's blob: its outcomes
-constexpr std::uint8_t kFailed = 2;    // a rank's blob: the error that stopped it
-
 } // namespace
 
-std::string encode_sweep_outcomes(const std::vector<SweepPoint>& points,
-                                  const std::vector<std::size_t>& indices) {
-  std::string out;
-  put(out, kOutcomes);
-  put(out, static_cast<std::uint64_t>(indices.size()));
-  for (const std::size_t i : indices) {
-    const SweepPoint& pt = points[i];
-    put(out, static_cast<std::uint64_t>(i));
-    put(out, static_cast<std::uint8_t>(pt.status));
-    put(out, static_cast<std::int32_t>(pt.run_chunks));
-    put(out, static_cast<std::uint64_t>(pt.tasks));
-    for (const double x : {pt.makespan_ms, pt.cost_ms, pt.ideal_ms, pt.bubble_rate,
-                           pt.bubble_over_ideal, pt.peak_memory, pt.mem_limit_mb,
-                           pt.least_mem_limit})
-      put(out, x);
-    put(out, static_cast<std::uint32_t>(pt.reason.size()));
-    out += pt.reason;
-  }
-  return out;
+std::string encode_sweep_outcome(const SweepPoint& pt) {
+  detail::ByteWriter out;
+  out.put(static_cast<std::uint8_t>(pt.status));
+  out.put(static_cast<std::int32_t>(pt.run_chunks));
+  out.put(static_cast<std::uint64_t>(pt.tasks));
+  for (const double x : {pt.makespan_ms, pt.cost_ms, pt.ideal_ms, pt.bubble_rate,
+                         pt.bubble_over_ideal, pt.peak_memory, pt.mem_limit_mb,
+                         pt.least_mem_limit})
+    out.put(x);
+  out.text(pt.reason);
+  return out.take();
 }
 
-void decode_sweep_outcomes(std::string_view bytes, std::vector<SweepPoint>& points,
-                           const std::function<bool(std::size_t)>& accept, std::string_view from) {
-  Reader in{bytes, from};
-  if (in.get<std::uint8_t>() != kOutcomes) in.fail();
-  const auto n = in.get<std::uint64_t>();
-  if (n > points.size()) in.fail();
-  for (std::uint64_t k = 0; k < n; ++k) {
-    const auto i = in.get<std::uint64_t>();
-    if (i >= points.size() || !accept(static_cast<std::size_t>(i))) in.fail();
-    SweepPoint& pt = points[static_cast<std::size_t>(i)];
-    const auto status = in.get<std::uint8_t>();
-    if (status > static_cast<std::uint8_t>(SweepStatus::rejected)) in.fail();
-    pt.status = static_cast<SweepStatus>(status);
-    pt.run_chunks = in.get<std::int32_t>();
-    pt.tasks = static_cast<std::size_t>(in.get<std::uint64_t>());
-    for (double* x : {&pt.makespan_ms, &pt.cost_ms, &pt.ideal_ms, &pt.bubble_rate,
-                      &pt.bubble_over_ideal, &pt.peak_memory, &pt.mem_limit_mb,
-                      &pt.least_mem_limit})
-      *x = in.get<double>();
-    pt.reason = in.text();
-  }
-  if (!in.bytes.empty()) in.fail();
+void decode_sweep_outcome(std::string_view bytes, SweepPoint& pt, std::string_view from) {
+  detail::ByteReader in(bytes, from);
+  const auto status = in.get<std::uint8_t>();
+  if (status > static_cast<std::uint8_t>(SweepStatus::rejected)) in.fail();
+  pt.status = static_cast<SweepStatus>(status);
+  pt.run_chunks = in.get<std::int32_t>();
+  pt.tasks = static_cast<std::size_t>(in.get<std::uint64_t>());
+  for (double* x : {&pt.makespan_ms, &pt.cost_ms, &pt.ideal_ms, &pt.bubble_rate,
+                    &pt.bubble_over_ideal, &pt.peak_memory, &pt.mem_limit_mb,
+                    &pt.least_mem_limit})
+    *x = in.get<double>();
+  pt.reason = in.text();
+  in.finish();
 }
 
 std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
-                                  Progress* progress, SweepWorkers workers) {
+                                  Progress* progress, Workers workers) {
   for (const auto& name : grid.schedules)
     if (!is_schedule_file(name) && find_schedule(name) == nullptr)
       throw unknown_schedule(name, "--schedule");
@@ -249,58 +161,17 @@ std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
   for (const MemLimit& limit : grid.mem_limits) (void)mem_limit_units(limit, 1, probe);
 
   std::vector<SweepPoint> points = expand_sweep_grid(grid);
-  const unsigned threads = workers.threads != 0 ? workers.threads : usable_cores();
-  PointExchange* const ex = workers.exchange;
-  const int ranks = ex != nullptr ? ex->ranks() : 1;
-  const int rank = ex != nullptr ? ex->rank() : 0;
-  // Interleaved, so that each rank gets its share of every axis (the large p and m as well).
-  std::vector<std::size_t> mine;
-  for (std::size_t i = static_cast<std::size_t>(rank); i < points.size();
-       i += static_cast<std::size_t>(ranks))
-    mine.push_back(i);
-  report(progress, "points", 0, mine.size());
-  if (ranks == 1) {
-    run_points(points, mine, base, threads, progress);
-    return points;
-  }
-  // Every rank reaches the gather, also when its points failed, so that none waits forever.
-  std::string blob;
-  try {
-    run_points(points, mine, base, threads, progress);
-    blob = encode_sweep_outcomes(points, mine);
-  } catch (const std::exception& e) {
-    blob.clear();
-    put(blob, kFailed);
-    const std::string what = e.what();
-    put(blob, static_cast<std::uint32_t>(what.size()));
-    blob += what;
-  }
-  const std::vector<std::string> all = ex->gather(blob);
-  if (rank != 0) return {};
-  if (all.size() != static_cast<std::size_t>(ranks))
-    throw std::runtime_error(fmt::format("sweep: {} of {} ranks answered", all.size(), ranks));
-  std::vector<bool> arrived(points.size(), false);  // each point once, from the rank it was given
-  for (int r = 0; r < ranks; ++r) {
-    const std::string from = fmt::format("rank {}", r);
-    const std::string_view b = all[static_cast<std::size_t>(r)];
-    if (!b.empty() && static_cast<std::uint8_t>(b.front()) == kFailed) {
-      Reader in{b.substr(1), from};
-      throw std::runtime_error(fmt::format("sweep: rank {} failed: {}", r, in.text()));
-    }
-    std::size_t count = 0;
-    decode_sweep_outcomes(b, points, [&](std::size_t i) {
-      if (i % static_cast<std::size_t>(ranks) != static_cast<std::size_t>(r) || arrived[i])
-        return false;
-      arrived[i] = true;
-      ++count;
-      return true;
-    }, from);
-    const std::size_t expected = (points.size() + static_cast<std::size_t>(ranks - r - 1)) /
-                                 static_cast<std::size_t>(ranks);
-    if (count != expected)
-      throw std::runtime_error(fmt::format("sweep: {} sent {} outcomes, expected {}", from, count,
-                                           expected));
-  }
+  const std::vector<std::string> outcomes = share_work(
+      points.size(), workers,
+      [&](std::size_t i) {
+        SweepPoint pt = points[i];  // a copy: another thread reads the list
+        run_point(pt, base);
+        return encode_sweep_outcome(pt);
+      },
+      progress, "points");
+  if (workers.exchange != nullptr && workers.exchange->rank() != 0) return {};
+  for (std::size_t i = 0; i < points.size(); ++i)
+    decode_sweep_outcome(outcomes[i], points[i], "a point");
   return points;
 }
 

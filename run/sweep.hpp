@@ -3,6 +3,7 @@
 #pragma once
 
 #include "run/request.hpp"
+#include "run/shared_work.hpp"
 #include "sim/progress.hpp"
 
 #include <cstddef>
@@ -65,44 +66,21 @@ struct SweepPoint {
 /// a grid of more than limits::kMaxSweepPoints points (before allocating any).
 [[nodiscard]] std::vector<SweepPoint> expand_sweep_grid(const SweepGrid& grid);
 
-/// The processes of a distributed run (`mpirun -np N ppsim sweep ...`) that share a sweep's
-/// points: rank r runs the points i with i % ranks == r, and rank 0 gathers them all. Over MPI
-/// in exec/ (exec/point_exchange.hpp); the library itself knows no MPI.
-class PointExchange {
-public:
-  virtual ~PointExchange() = default;
-  [[nodiscard]] virtual int rank() const = 0;
-  [[nodiscard]] virtual int ranks() const = 0;
-  /// Collective (every rank calls it once): every rank's `mine` on rank 0, in rank order;
-  /// an empty list on the other ranks.
-  [[nodiscard]] virtual std::vector<std::string> gather(const std::string& mine) = 0;
-};
-
-/// Where a sweep's points run. Whatever the threads and ranks, each point's outcome is the
-/// one a single thread computes: the points are independent and deterministic.
-struct SweepWorkers {
-  unsigned threads{1};               ///< threads of this process; 0 = one per core
-  PointExchange* exchange{nullptr};  ///< several processes share the points; nullptr = one
-};
-
 /// Expands the grid and runs every point with `base`'s costs and iterations (its schedule and
 /// shape are the point's). A point's InfeasibleError, ScheduleError or ConfigError becomes its
 /// status and reason; an unknown schedule name or a malformed memory limit, wrong for every
 /// point, is thrown (ConfigError) before anything runs. Each finished point is reported to
 /// `progress` ("points"; with an exchange, this rank's points). With an exchange of several
-/// ranks, rank 0 returns every point and the other ranks an empty list; any other error on any
-/// rank reaches rank 0 (std::runtime_error naming the rank) instead of leaving it waiting.
+/// ranks (share_work), rank 0 returns every point and the other ranks an empty list; any other
+/// error on any rank is thrown on every rank instead of leaving one waiting.
 [[nodiscard]] std::vector<SweepPoint> run_sweep(const SweepGrid& grid, const RunRequest& base,
                                                 Progress* progress = nullptr,
-                                                SweepWorkers workers = {});
+                                                Workers workers = {});
 
-/// The outcomes of `points[i]` for the i in `indices`, as bytes for another process (the same
-/// build: doubles travel as their bits, so the gathered sweep equals a one-process run's).
-[[nodiscard]] std::string encode_sweep_outcomes(const std::vector<SweepPoint>& points,
-                                                const std::vector<std::size_t>& indices);
-/// Writes the outcomes `bytes` holds into `points`. Every index must be below points.size() and
-/// satisfy `accept`; std::runtime_error (naming `from`) when the bytes are not such a list.
-void decode_sweep_outcomes(std::string_view bytes, std::vector<SweepPoint>& points,
-                           const std::function<bool(std::size_t)>& accept, std::string_view from);
+/// A point's outcome as bytes for another process of the same build (share_work), and back:
+/// decode writes it into `point` (whose coordinates it already has); std::runtime_error naming
+/// `from` when the bytes are not one outcome.
+[[nodiscard]] std::string encode_sweep_outcome(const SweepPoint& point);
+void decode_sweep_outcome(std::string_view bytes, SweepPoint& point, std::string_view from);
 
 } // namespace ppsim

@@ -5,6 +5,7 @@
 #   tests/exec/mpi_test.sh build/dev/ppsim fault die           # a rank dies: exit 6, reported
 #   tests/exec/mpi_test.sh build/dev/ppsim invalid FILE        # rejected before launch: exit 4
 #   tests/exec/mpi_test.sh build/dev/ppsim sweep 3             # mpirun -np 3 ppsim sweep = one process
+#   tests/exec/mpi_test.sh build/dev/ppsim plan 2              # mpirun -np 2 ppsim plan = one process
 set -uo pipefail
 
 ppsim=$1
@@ -119,6 +120,26 @@ sweep)
   told=$(grep -c "unknown schedule 'nope'" "$work/err.txt")
   [ "$told" -eq 1 ] || fail "the unknown schedule was told $told times, expected once"
   echo "mpi_test: mpirun -np $np ppsim sweep: $lines lines of JSON; CSV, JSON and HTML byte-identical to one process"
+  ;;
+plan)
+  np=$1
+  # Candidates that fit as they are, with recomputation and with offload (llama3-8b on gh200s).
+  args=(plan --model llama3-8b --device gh200 -p 2 --global-batch 16)
+  root=()
+  [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
+  mpi=(timeout 110 mpirun -np "$np" "${root[@]}" --oversubscribe --mca btl self,vader)
+  "$ppsim" "${args[@]}" --json --threads 1 >"$work/one.json" 2>"$work/err.txt" ||
+    { cat "$work/err.txt" >&2; fail "plan in one process failed"; }
+  "${mpi[@]}" "$ppsim" "${args[@]}" --json >"$work/ranks.json" 2>"$work/err.txt" ||
+    { cat "$work/err.txt" >&2; fail "mpirun -np $np ppsim plan failed"; }
+  cmp -s "$work/one.json" "$work/ranks.json" ||
+    { diff "$work/one.json" "$work/ranks.json" | head >&2; fail "-np $np plan differs from one process"; }
+  "${mpi[@]}" "$ppsim" "${args[@]}" -p 0 >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+  [ $rc -ne 0 ] || fail "plan -p 0 under mpirun succeeded"
+  told=$(grep -c "^ppsim: error" "$work/err.txt")
+  [ "$told" -eq 1 ] || { cat "$work/err.txt"; fail "the error was told $told times, expected once"; }
+  echo "mpi_test: mpirun -np $np ppsim plan: its ppsim.plan/1 document byte-identical to one process"
   ;;
 *) fail "unknown mode '$mode'" ;;
 esac

@@ -13,11 +13,13 @@ add_test(NAME "exec: zb-h1 on mpirun -np 2 predicted on costs calibrated on the 
   COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> run zb-h1 2 --calibrate-on-ranks)
 add_test(NAME "exec: zb-h1 on mpirun -np 2 with the seed's blocking sends"
   COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> run zb-h1 2 --comm-mode blocking)
-# A sweep shared among the ranks writes what one process does (run/sweep.hpp's PointExchange).
+# A sweep or plan shared among the ranks writes what one process does (run/shared_work.hpp).
 foreach(np 2 3)
   add_test(NAME "exec: mpirun -np ${np} ppsim sweep writes what one process does"
     COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> sweep ${np})
 endforeach()
+add_test(NAME "exec: mpirun -np 2 ppsim plan writes what one process does"
+  COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> plan 2)
 foreach(kind die hang seed-bug)
   add_test(NAME "exec: --fault ${kind}:1 is reported with exit 6, never hangs"
     COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> fault ${kind})
