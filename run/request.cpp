@@ -245,20 +245,25 @@ ResolvedRequest resolve_uncombined(const RunRequest& rq) {
                                   rq.slices, excerpt(rq.schedule), r.schedule.slices,
                                   r.schedule.slices == 1 ? "" : "s"));
   const int devices = file ? r.schedule.devices : rq.devices.value_or(0);
+  // A schedule that chooses its own chunk count (looped and V schedules default to two) runs a
+  // model's layout of v p stages (which stage holds the embedding and the loss, how the layers
+  // split): its costs are assembled for that v, before it is built.
+  if (!file && rq.workload && rq.chunks == 0) {
+    const ScheduleInfo* info = find_schedule(rq.schedule);
+    if (info == nullptr) throw unknown_schedule(rq.schedule);
+    const int v = built_chunks(*info, ScheduleSpec{});
+    if (v > 1) {
+      RunRequest chosen = rq;
+      chosen.chunks = v;
+      return resolve_uncombined(chosen);
+    }
+  }
   r.costs = request_costs(rq, std::max(1, devices));
   if (file) apply_slicing(r.costs, rq, r.schedule.slices);
   r.mem_limit = mem_limit_units(rq.mem_limit, devices, r.costs);
   if (file) return r;
   r.info = find_schedule(rq.schedule);
   r.schedule = build_schedule(rq, r.mem_limit, r.costs, r.notes);
-  // A schedule that chose its own chunk count (looped and V schedules default to two) ran on
-  // a model's costs for one stage per device: its layout (which stage holds the embedding and
-  // the loss, how the layers split) is that of v p stages, so resolve it again with its v.
-  if (rq.workload && rq.chunks == 0 && r.schedule.chunks() > 1) {
-    RunRequest chosen = rq;
-    chosen.chunks = r.schedule.chunks();
-    return resolve_uncombined(chosen);
-  }
   // With a capacity in bytes and no --mem-limit, a search that takes a limit never plans past
   // the device: its default is cut to the activations the fullest device's state leaves room for.
   const bool fill = rq.fill_capacity_bytes > 0;

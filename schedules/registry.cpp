@@ -169,6 +169,15 @@ bool takes_slices(const ScheduleInfo& info) {
          info.make == &make_interleaved_seq1f1b;
 }
 
+int built_chunks(const ScheduleInfo& info, const ScheduleSpec& spec) {
+  if (spec.chunks > 0) return spec.chunks;
+  for (const auto make : {&make_interleaved_seq1f1b, &make_interleaved_1f1b, &make_looped_bfs,
+                          &make_zb_v, &make_v_half, &make_v_min, &make_dualpipe_v,
+                          &make_interleaved_zb, &make_zbv_pytorch})
+    if (info.make == make) return 2;
+  return 1;
+}
+
 Schedule make_schedule(std::string_view name, const ScheduleSpec& spec) {
   const ScheduleInfo* info = find_schedule(name);
   if (info == nullptr)

@@ -81,6 +81,12 @@ struct ScheduleInfo {
 /// Whether the schedule runs sequence slices (--slices N > 1): seq1f1b and seq-zb-h1.
 [[nodiscard]] bool takes_slices(const ScheduleInfo& info);
 
+/// The chunk count (v, stages per device) the generator builds for `spec`: spec.chunks where
+/// given, else the family's default (2 for the looped and V schedules, 1 for the rest). A
+/// model's costs depend on it (which stage holds the embedding and the loss), so a request
+/// knows it before it assembles them.
+[[nodiscard]] int built_chunks(const ScheduleInfo& info, const ScheduleSpec& spec);
+
 /// Comma-separated names, for error messages.
 [[nodiscard]] std::string schedule_names();
 

@@ -34,6 +34,8 @@ TEST_CASE("every schedule runs each task once, validates and simulates for every
   const Schedule s = make_schedule(name, spec);
   CHECK(s.devices == p);
   CHECK(s.microbatches == m);
+  // The chunks a request assembles a model's costs for before building (v, or the default).
+  CHECK(s.chunks() == built_chunks(info, spec));
   if (v > 0) CHECK(s.chunks() == v);
   const auto violations = validate(s);
   INFO(format_violations(s, violations));
