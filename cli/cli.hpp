@@ -1,6 +1,8 @@
 // The ppsim command line as a function, so tests run it in-process.
 #pragma once
 
+#include "sim/exit_codes.hpp"
+
 #include <exception>
 #include <functional>
 #include <iosfwd>
@@ -8,24 +10,6 @@
 #include <vector>
 
 namespace ppsim {
-
-/// Exit codes of DESIGN.md.
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitRegression = 1,
-  kExitUsage = 2,
-  kExitBadInput = 3,
-  kExitInvalidSchedule = 4,
-  kExitInfeasible = 5,
-  /// NOTE: beyond DESIGN.md's list: `ppsim execute` failed on the ranks (a rank died or hung,
-  /// or the gradients differ from the reference); a failed run must never look like success.
-  kExitExecutionFailed = 6,
-  /// NOTE: beyond DESIGN.md's list: a bug in ppsim, not in the input (sysexits' EX_SOFTWARE).
-  kExitInternal = 70,
-  /// Never an exit status: run_cli in a process without the full parts (link_full_parts) says
-  /// that this command line needs them, before it has written anything.
-  kExitNeedsFull = -1,
-};
 
 /// The exit code of an error: cli::UsageError 2, ConfigError 3, ScheduleError 4, InfeasibleError 5,
 /// ExecutionError 6, out of memory 3 (the problem is too large), anything else 70.

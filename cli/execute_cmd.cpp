@@ -28,8 +28,6 @@
 #include <thread>
 #include <unistd.h>
 
-static_assert(ppsim::exec::kExitExecutionFailed == ppsim::kExitExecutionFailed);
-
 namespace ppsim::cli {
 
 namespace {
@@ -90,7 +88,7 @@ public:
           std::condition_variable_any cv;
           std::unique_lock lock(m);
           while (!stop.stop_requested()) {
-            if (::getppid() != launcher) ::_exit(exec::kExitExecutionFailed);
+            if (::getppid() != launcher) ::_exit(kExitExecutionFailed);
             cv.wait_for(lock, stop, std::chrono::milliseconds(50), [] { return false; });
           }
         }) {}
@@ -280,7 +278,7 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
       }
       const int rc = ran.status;
       if (rc == kExitOk || rc == kExitBadInput || rc == kExitInvalidSchedule ||
-          rc == kExitInfeasible || rc == exec::kExitExecutionFailed)
+          rc == kExitInfeasible || rc == kExitExecutionFailed)
         return rc;  // the ranks reported why
       std::string lost;
       for (const int r : exec::lost_ranks(report, roster)) {
@@ -302,7 +300,7 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
                             "{}; see mpirun's report above\n  command: {}\n",
                             rc, rc > 128 ? fmt::format(" (signal {})", rc - 128) : "", lost,
                             exec::quoted(command));
-      return exec::kExitExecutionFailed;
+      return static_cast<int>(kExitExecutionFailed);
     };
   });
 }

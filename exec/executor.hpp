@@ -5,6 +5,7 @@
 #include "sim/comm.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/errors.hpp"
+#include "sim/exit_codes.hpp"
 #include "sim/schedule.hpp"
 #include "sim/timeline.hpp"
 
@@ -14,10 +15,6 @@
 #include <vector>
 
 namespace ppsim::exec {
-
-/// Exit code of `ppsim execute` when the run failed: a rank died or hung (the watchdog fired),
-/// or the gradients differ from the single-process reference.
-inline constexpr int kExitExecutionFailed = 6;
 
 /// Largest allowed max |grad − reference| / max |reference| per stage (f32, sums in another
 /// order than the reference's).
@@ -92,7 +89,7 @@ private:
 /// Runs `schedule` (valid, one device per rank) on every rank of MPI_COMM_WORLD: measures the
 /// comm latency, calibrates (unless options.costs), runs the iterations, gathers the timestamps
 /// and checks the gradients on rank 0. A failure during the run prints the error with the rank
-/// and aborts every rank with kExitExecutionFailed.
+/// and aborts every rank with kExitExecutionFailed (sim/exit_codes.hpp).
 ///
 ///   MpiSession mpi; ExecResult r = execute(schedule, options);  // collective
 [[nodiscard]] ExecResult execute(const Schedule& schedule, const ExecOptions& options);
