@@ -4,6 +4,7 @@
 
 #include "exec/plan.hpp"
 #include "io/launcher_env.hpp"
+#include "io/text_parse.hpp"
 #include "model/calibrate.hpp"
 #include "sim/index.hpp"
 
@@ -438,10 +439,9 @@ Fault parse_fault(const std::string& text) {
   else throw bad();
   if (colon == std::string::npos) throw bad();
   try {
-    std::size_t used = 0;
-    f.rank = std::stoi(text.substr(colon + 1), &used);
-    if (used != text.size() - colon - 1 || f.rank < 0) throw std::invalid_argument("rank");
-  } catch (const std::exception&) {
+    f.rank = static_cast<int>(
+        parse_integer(std::string_view(text).substr(colon + 1), "rank", 0, limits::kMaxDevices));
+  } catch (const ConfigError&) {
     throw ConfigError(fmt::format("--fault '{}': RANK must be an integer >= 0", text));
   }
   return f;

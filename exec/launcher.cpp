@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -194,10 +195,14 @@ std::optional<RankPlace> parse_roster_line(std::string_view line) {
   std::match_results<std::string_view::const_iterator> m;
   if (!std::regex_match(line.begin(), line.end(), m, form)) return std::nullopt;
   RankPlace p;
-  p.rank = std::stoi(m[1].str());
+  try {
+    p.rank = static_cast<int>(parse_integer(m[1].str(), "roster rank", 0, limits::kMaxDevices));
+    p.pid = static_cast<int>(parse_integer(m[4].str(), "roster pid", 0, INT_MAX));
+  } catch (const ConfigError&) {
+    return std::nullopt;  // digits beyond any rank or pid: not a line a rank wrote
+  }
   p.host = m[2].str() == "?" ? "" : m[2].str();
   p.address = m[3].str() == "?" ? "" : m[3].str();
-  p.pid = std::stoi(m[4].str());
   return p;
 }
 
@@ -216,7 +221,8 @@ std::vector<int> lost_ranks(std::string_view report, const std::vector<RankPlace
       "Peer host: *(\\S+)|Remote daemon:[^\\n]* on node (\\S+)|"
       "connect\\(\\) to ([^\\s:]+):\\d+ failed");
   for (std::sregex_iterator it(text.begin(), text.end(), rank_pattern), end; it != end; ++it)
-    if ((*it)[1].length() < 9) lost.push_back(std::stoi((*it)[1].str()));
+    if ((*it)[1].length() < 9)
+      lost.push_back(static_cast<int>(parse_integer((*it)[1].str(), "lost rank", 0, 99'999'999)));
   for (std::sregex_iterator it(text.begin(), text.end(), host_pattern), end; it != end; ++it)
     for (std::size_t g = 1; g <= 3; ++g)
       if ((*it)[g].matched) on_host((*it)[g].str());

@@ -77,6 +77,8 @@ TEST_CASE("the faults for tests parse, others are refused", "[exec]") {
   CHECK_THROWS_AS(exec::parse_fault("die"), ConfigError);
   CHECK_THROWS_AS(exec::parse_fault("die:x"), ConfigError);
   CHECK_THROWS_AS(exec::parse_fault("die:-1"), ConfigError);
+  CHECK_THROWS_AS(exec::parse_fault("die:99999999999999999999"), ConfigError);
+  CHECK_THROWS_AS(exec::parse_fault("die:1 "), ConfigError);
 }
 
 TEST_CASE("mpirun runs the ranks on one machine with shared memory, or on a hostfile's hosts",

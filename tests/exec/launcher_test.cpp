@@ -119,6 +119,10 @@ TEST_CASE("roster lines read back, other lines are not roster lines", "[exec][ro
   CHECK(unknown->address.empty());
   CHECK_FALSE(parse_roster_line("ppsim-rank 1 host=a address=b pid=2"));
   CHECK_FALSE(parse_roster_line("rank 0: waited 2.0 s for 1B2 from rank 1"));
+  // Digits past any rank or pid (std::stoi threw out_of_range on them) are not a roster line.
+  CHECK_FALSE(parse_roster_line("\x1fppsim-rank 99999999999999999999 host=a address=b pid=2"));
+  CHECK_FALSE(parse_roster_line("\x1fppsim-rank 1 host=a address=b pid=99999999999999999999"));
+  CHECK_FALSE(parse_roster_line("\x1fppsim-rank 5000 host=a address=b pid=2"));
 }
 
 TEST_CASE("Open MPI's failure reports name the lost ranks", "[exec][robust]") {
