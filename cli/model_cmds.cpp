@@ -392,7 +392,7 @@ int run_validate_model(const ValidateOptions& o, Io io) {
                           r.run.name, r.run.fit ? "fit" : "check", schedule, r.run.tp, r.run.pp,
                           r.dp, r.microbatches, r.run.measured_tflops, r.predicted_tflops,
                           100 * r.error, human_percent(r.bubble_rate), r.iteration_ms / 1e3,
-                          fmt::format("{:.1f} GiB", r.peak_gib));
+                          human_bytes(r.peak_gib * 1024 * 1024 * 1024));
   }
   io.out << "\nTFLOP/s per GPU by the paper's FLOP count over the predicted iteration time.\n";
   for (const auto& [name, s] : {std::pair{"fit", &v.fit}, {"check", &v.check}})

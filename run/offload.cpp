@@ -126,8 +126,7 @@ OffloadPlan request_offload(const RunRequest& rq, const Schedule& schedule, cons
       "{}: device {} peaks at {} M_B even with every activation offloaded, above {}", where,
       device_over, human_number(peak),
       mem_limit >= 0 ? fmt::format("the limit of {} M_B", human_number(mem_limit))
-                     : fmt::format("the capacity of {:.1f} GiB",
-                                   rq.mem_capacity_bytes / (1024.0 * 1024 * 1024))));
+                     : fmt::format("the capacity of {}", human_bytes(rq.mem_capacity_bytes))));
 }
 
 void finish_offload_run(Run& run, const RunRequest& rq) {
@@ -146,14 +145,13 @@ void finish_offload_run(Run& run, const RunRequest& rq) {
   run.parameters.emplace_back("offload", text);
   const DeviceSpec* device = device_of(rq);
   if (device == nullptr || device->host_memory_gib <= 0) return;
-  constexpr double GiB = 1024.0 * 1024 * 1024;
-  const double capacity = device->host_memory_gib * GiB;
+  const double capacity = device->host_memory_gib * 1024.0 * 1024 * 1024;
   for (const DeviceMetrics& d : run.metrics.per_device)
     if (d.host_peak_bytes > capacity)
       throw OutOfMemoryError(fmt::format(
-          "{}: device {} holds {:.1f} GiB of offloaded activations on the host, above its host "
-          "memory of {:.1f} GiB: out of memory",
-          run.schedule.name, d.device, d.host_peak_bytes / GiB, device->host_memory_gib));
+          "{}: device {} holds {} of offloaded activations on the host, above its host "
+          "memory of {}: out of memory",
+          run.schedule.name, d.device, human_bytes(d.host_peak_bytes), human_bytes(capacity)));
 }
 
 } // namespace ppsim

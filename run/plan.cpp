@@ -102,8 +102,8 @@ bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity
       int worst = 0;
       for (std::size_t d = 0; d < c.device_peak_bytes.size(); ++d)
         if (c.device_peak_bytes[d] > c.device_peak_bytes[static_cast<std::size_t>(worst)]) worst = static_cast<int>(d);
-      c.reason = fmt::format("out of memory: device {} needs {:.1f} GiB of {:.1f} GiB", worst,
-                             c.peak_bytes / 1073741824.0, capacity / 1073741824.0);
+      c.reason = fmt::format("out of memory: device {} needs {} of {}", worst,
+                             human_bytes(c.peak_bytes), human_bytes(capacity));
     }
     if (out != nullptr) *out = std::move(r);
     return true;
@@ -433,10 +433,10 @@ Plan make_plan(const PlanRequest& rq) {
         break;
       }
     plan.why = fmt::format("{} (v={}, m={}, b={}{}) is the fastest that fits: {} ms per iteration, "
-                           "bubble {:.1f}%, the fullest device at {:.1f} of {:.1f} GiB",
+                           "bubble {:.1f}%, the fullest device at {} of {}",
                            w.schedule, w.chunks, w.microbatches, w.microbatch_size, slices_text(w),
-                           human_number(w.iteration_time_ms), 100 * w.bubble_rate, w.peak_bytes / 1073741824.0,
-                           capacity / 1073741824.0);
+                           human_number(w.iteration_time_ms), 100 * w.bubble_rate,
+                           human_bytes(w.peak_bytes), human_bytes(capacity));
     const double more = w.without_knob_ms > 0
                             ? 100 * (w.iteration_time_ms - w.without_knob_ms) / w.without_knob_ms
                             : 0.0;

@@ -425,12 +425,11 @@ void check_memory(const RunRequest& rq, const Run& run) {
   if (rq.mem_capacity_bytes > 0) {
     for (const DeviceMetrics& d : run.metrics.per_device) {
       if (d.peak_bytes <= rq.mem_capacity_bytes) continue;
-      constexpr double GiB = 1024.0 * 1024 * 1024;
       throw OutOfMemoryError(fmt::format(
-          "{}: device {} needs {:.1f} GiB (weights, gradients and optimizer state {:.1f} GiB + "
-          "activations {:.1f} GiB), above the capacity of {:.1f} GiB: out of memory{}",
-          run.schedule.name, d.device, d.peak_bytes / GiB, d.state_bytes / GiB,
-          (d.peak_bytes - d.state_bytes) / GiB, rq.mem_capacity_bytes / GiB,
+          "{}: device {} needs {} (weights, gradients and optimizer state {} + activations {}), "
+          "above the capacity of {}: out of memory{}",
+          run.schedule.name, d.device, human_bytes(d.peak_bytes), human_bytes(d.state_bytes),
+          human_bytes(d.peak_bytes - d.state_bytes), human_bytes(rq.mem_capacity_bytes),
           rq.workload && !rq.workload->recompute_auto && rq.workload->recompute.empty() &&
                   rq.workload->model.recompute != Recompute::full
               ? " (--recompute auto recomputes where it must)"
