@@ -1,4 +1,4 @@
-// Parsing of --link.
+// Parsing of --link, --comm-mode and --sync.
 #include "io/comm_text.hpp"
 
 #include "io/text_parse.hpp"
@@ -7,6 +7,27 @@
 #include <fmt/format.h>
 
 namespace ppsim {
+
+CommMode parse_comm_mode(std::string_view text) {
+  if (text == "async") return CommMode::Async;
+  if (text == "blocking") return CommMode::Blocking;
+  throw ConfigError(
+      fmt::format("--comm-mode '{}': unknown mode (valid: async, blocking)", excerpt(text)));
+}
+
+Contention parse_contention(std::string_view text) {
+  if (text == "none") return Contention::None;
+  if (text == "duplex") return Contention::Duplex;
+  throw ConfigError(
+      fmt::format("--link contention='{}': unknown model (valid: none, duplex)", excerpt(text)));
+}
+
+SyncMode parse_sync(std::string_view text) {
+  if (text == "allreduce") return SyncMode::AllReduce;
+  if (text == "post-validation") return SyncMode::PostValidation;
+  throw ConfigError(fmt::format("--sync '{}': unknown mode (valid: allreduce, post-validation)",
+                                excerpt(text)));
+}
 
 LinkModel parse_link(std::string_view text) {
   LinkModel link;

@@ -16,6 +16,7 @@
 #include "run/request.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
+#include "io/comm_text.hpp"
 #include "sim/iterations.hpp"
 #include "viz/chrome_trace.hpp"
 #include "viz/measured.hpp"

@@ -12,25 +12,8 @@ std::string_view comm_mode_name(CommMode mode) {
   return mode == CommMode::Async ? "async" : "blocking";
 }
 
-CommMode parse_comm_mode(std::string_view text) {
-  if (text == "async")
-    return CommMode::Async;
-  if (text == "blocking")
-    return CommMode::Blocking;
-  throw ConfigError(fmt::format("--comm-mode '{}': unknown mode (valid: async, blocking)", text));
-}
-
 std::string_view contention_name(Contention contention) {
   return contention == Contention::None ? "none" : "duplex";
-}
-
-Contention parse_contention(std::string_view text) {
-  if (text == "none")
-    return Contention::None;
-  if (text == "duplex")
-    return Contention::Duplex;
-  throw ConfigError(
-      fmt::format("--link contention='{}': unknown model (valid: none, duplex)", text));
 }
 
 void check_comm_options(const CommOptions& o) {

@@ -21,11 +21,9 @@ enum class CommMode : std::uint8_t { Async, Blocking };
 /// carries one message at a time, first sent first served; the two directions are independent.
 enum class Contention : std::uint8_t { None, Duplex };
 
+/// The names the options take (io/comm_text parses them back).
 [[nodiscard]] std::string_view comm_mode_name(CommMode mode);
-/// Parses comm_mode_name()'s text; ConfigError naming the value and the valid ones.
-[[nodiscard]] CommMode parse_comm_mode(std::string_view text);
 [[nodiscard]] std::string_view contention_name(Contention contention);
-[[nodiscard]] Contention parse_contention(std::string_view text);
 
 /// The link between devices (`--link latency=MS,bandwidth=GB/s,contention=none|duplex`).
 /// With latency or bandwidth given, a message takes latency + bytes / bandwidth (the bytes of

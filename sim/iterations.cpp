@@ -17,13 +17,6 @@ std::string_view sync_name(SyncMode mode) {
   return mode == SyncMode::AllReduce ? "allreduce" : "post-validation";
 }
 
-SyncMode parse_sync(std::string_view text) {
-  if (text == "allreduce") return SyncMode::AllReduce;
-  if (text == "post-validation") return SyncMode::PostValidation;
-  throw ConfigError(
-      fmt::format("--sync '{}': unknown mode (valid: allreduce, post-validation)", text));
-}
-
 void check_iterations(const IterationOptions& o, const Schedule& one) {
   if (o.count < 1)
     throw ConfigError(fmt::format("--iterations {}: needs at least 1 iteration", o.count));

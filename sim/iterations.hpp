@@ -26,10 +26,8 @@ struct Run;
 ///    allow, so early stages start the next F while later stages are still in the tail.
 enum class SyncMode : std::uint8_t { AllReduce, PostValidation };
 
-/// "allreduce" or "post-validation".
+/// "allreduce" or "post-validation" (io/comm_text parses them back).
 [[nodiscard]] std::string_view sync_name(SyncMode mode);
-/// Parses sync_name()'s text; throws ConfigError naming the value and the valid ones.
-[[nodiscard]] SyncMode parse_sync(std::string_view text);
 
 /// What `--iterations K --optimizer-step MS --sync MODE` asks for.
 struct IterationOptions {

@@ -252,7 +252,4 @@ TEST_CASE("bad iteration options are rejected naming the value", "[sim][iteratio
   CHECK_THROWS_AS(simulate_iterations(s, c, iterations(1, -1, SyncMode::AllReduce)), ConfigError);
   CHECK_THROWS_WITH(simulate_iterations(s, c, iterations(200'000, 0, SyncMode::AllReduce)),
                     Catch::Contains("too large"));
-  CHECK_THROWS_WITH(parse_sync("ring"), Catch::Contains("'ring'"));
-  CHECK(parse_sync("post-validation") == SyncMode::PostValidation);
-  CHECK(sync_name(parse_sync("allreduce")) == "allreduce");
 }
