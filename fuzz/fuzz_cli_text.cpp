@@ -6,6 +6,7 @@
 #include "io/cost_file.hpp"
 #include "io/text_parse.hpp"
 #include "sim/limits.hpp"
+#include "io/action_text.hpp"
 #include "sim/task.hpp"
 
 #include <cmath>

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -30,9 +29,8 @@ using nlohmann::json;
 using detail::JsonReader;
 
 constexpr std::string_view kSchema = "ppsim.schedule/1";
-constexpr std::string_view kOverlap = "OVERLAP_F_B";
 // Bounds that keep a hostile file from asking validate() or the simulator for huge tables.
-constexpr int kMaxStages = 65'536;
+using limits::kMaxStages;
 using limits::kMaxDevices;
 using limits::kMaxMicrobatches;
 using limits::kMaxStageMicrobatches;
@@ -125,106 +123,9 @@ std::string int_list(const std::vector<int>& v) {
 
 } // namespace
 
-namespace {
-
-// `<stage><F|I|W|B><microbatch>`; returns the error text, or nullopt with `task` set. `B` is
-// read as the full backward (BW); in the old notation the reader turns it into our B afterwards
-// where a W of the same stage and micro-batch follows.
-std::optional<std::string> parse_action(std::string_view text, Task& task,
-                                        PytorchNotation notation) {
-  const char* first = text.data();
-  const char* last = first + text.size();
-  const auto digit_at = [&](const char* c) {
-    return c < last && std::isdigit(static_cast<unsigned char>(*c));
-  };
-  // from_chars would take a sign: indices are plain digits.
-  if (!digit_at(first)) return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
-  int stage = 0;
-  auto [p, ec] = std::from_chars(first, last, stage);
-  if (ec == std::errc::result_out_of_range || (ec == std::errc{} && stage > kMaxStages - 1))
-    return fmt::format("stage index too large (at most {})", kMaxStages - 1);
-  if (ec != std::errc{} || p == first)
-    return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
-  const char* k = p;
-  while (k < last && (std::isupper(static_cast<unsigned char>(*k)) || *k == '_')) ++k;
-  const std::string_view type(p, static_cast<std::size_t>(k - p));
-  Kind kind{};
-  const bool old = notation == PytorchNotation::old;
-  if (type == "F") kind = Kind::F;
-  else if (type == "I" && old)
-    return std::string("I is not in PyTorch's old notation, where B was the backward for the "
-                       "input; drop --pytorch-notation old to read I (and B as the full backward)");
-  else if (type == "I") kind = Kind::B;
-  else if (type == "W") kind = Kind::W;
-  else if (type == "B") kind = Kind::BW;
-  else if (type == "UNSHARD" || type == "RESHARD" || type == "REDUCE_GRAD" || type == "SEND_F" ||
-           type == "RECV_F" || type == "SEND_B" || type == "RECV_B")
-    return fmt::format("{} is a communication/sharding action of PyTorch's compute_comms format; "
-                       "only compute actions (F, I, W, B, OVERLAP_F_B) are supported",
-                       type);
-  else
-    return fmt::format("unknown action type '{}' (expected {})", excerpt(type),
-                       old ? "F, B or W, PyTorch's old notation" : "F, I, W or B");
-  if (k == last) return fmt::format("{} action without a micro-batch index", type);
-  if (!digit_at(k)) return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
-  int mb = 0;
-  auto [q, ec2] = std::from_chars(k, last, mb);
-  if (ec2 == std::errc::result_out_of_range || (ec2 == std::errc{} && mb > kMaxMicrobatches - 1))
-    return fmt::format("micro-batch index too large (at most {})", kMaxMicrobatches - 1);
-  if (ec2 != std::errc{} || q != last)
-    return std::string("expected <stage><F|I|W|B><microbatch> such as 2F0");
-  task = Task::make(kind, stage, mb);
-  return std::nullopt;
-}
-
-} // namespace
-
-std::optional<std::string> parse_pytorch_action(std::string_view text, Task& task,
-                                      PytorchNotation notation) {
-  if (!text.starts_with('(')) return parse_action(text, task, notation);
-  const auto close = text.find(')');
-  if (close == std::string_view::npos) return std::string("'(' without ')'");
-  const auto type = trim(text.substr(close + 1));
-  if (type != kOverlap)
-    return fmt::format("a parenthesised cell must be (F;B)OVERLAP_F_B, got type '{}'",
-                       excerpt(type));
-  const auto inner = text.substr(1, close - 1);
-  std::vector<Task> parts;
-  std::optional<std::string> error;
-  for_each_field(inner, ';', [&](std::string_view part) {
-    if (part.empty()) return true;  // PyTorch skips empty sub-actions too
-    Task t;
-    if (auto err = parse_action(part, t, notation)) {
-      error = fmt::format("in '{}': {}", excerpt(part), *err);
-      return false;
-    }
-    parts.push_back(t);
-    return true;
-  });
-  if (error) return error;
-  if (parts.size() != 2)
-    return fmt::format("OVERLAP_F_B needs exactly two actions, a forward and a backward (got {})",
-                       parts.size());
-  if (parts[1].kind == Kind::F) std::swap(parts[0], parts[1]);
-  const Task& f = parts[0];
-  const Task& b = parts[1];
-  if (f.kind != Kind::F || (b.kind != Kind::B && b.kind != Kind::BW))
-    return std::string(
-        "OVERLAP_F_B needs one forward (F) and one backward (I or B); W cannot overlap");
-  task = Task::overlapped(f.stage, f.microbatch, b.kind, b.stage, b.microbatch);
-  return std::nullopt;
-}
 
 bool is_schedule_file(std::string_view name_or_path) {
   return ends_with_nocase(name_or_path, ".csv") || ends_with_nocase(name_or_path, ".json");
-}
-
-PytorchNotation parse_pytorch_notation(std::string_view text) {
-  if (text == "new") return PytorchNotation::current;
-  if (text == "old") return PytorchNotation::old;
-  throw ConfigError(fmt::format("--pytorch-notation '{}': expected new (I = backward for the "
-                                "input, B = full backward) or old (B = backward for the input)",
-                                text));
 }
 
 Schedule load_schedule_file(const std::string& path, PytorchNotation csv) {

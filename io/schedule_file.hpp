@@ -1,6 +1,7 @@
 // Schedule files: PyTorch's compute-only CSV (torch.distributed.pipelining) and ppsim's own JSON.
 #pragma once
 
+#include "io/action_text.hpp"
 #include "sim/schedule.hpp"
 
 #include <cstdint>
@@ -15,24 +16,6 @@ namespace ppsim {
 
 /// Whether `-s` names a file rather than a generator: the text ends with `.csv` or `.json`.
 [[nodiscard]] bool is_schedule_file(std::string_view name_or_path);
-
-/// Which of PyTorch's vocabularies a CSV is written in. `current`: `I` is the backward for the
-/// input, `B` the full backward. `old` (PyTorch before `I` existed, e.g. its test artifact
-/// zb1p_2rank_2stagep_compute.csv): `B` is the backward for the input when a `W` of the same
-/// stage and micro-batch is in the file, and the full backward otherwise.
-enum class PytorchNotation : std::uint8_t { current, old };
-
-/// `new` or `old` (the values of `--pytorch-notation`); ConfigError names anything else.
-[[nodiscard]] PytorchNotation parse_pytorch_notation(std::string_view text);
-
-/// One PyTorch action as its runtime writes it (`0F1`, `2I1`, `0W3`, `0B3`,
-/// `(0F7;7B3)OVERLAP_F_B`), the one parser of that text (CSV cells, profiler ranges `PP:0F1`):
-/// nullopt with `task` set, or the error text. `B` is the full backward (our BW) in either
-/// notation; the old notation's readers turn it into our B where a W of the same stage and
-/// micro-batch follows. PyTorch's communication and sharding actions (SEND_F, UNSHARD, ...) are
-/// an error that names them.
-[[nodiscard]] std::optional<std::string> parse_pytorch_action(std::string_view text, Task& task,
-                                                              PytorchNotation notation);
 
 /// Reads a `.csv` (PyTorch compute-only) or `.json` (`ppsim.schedule/1`) schedule, by extension.
 /// Unreadable or unparseable files throw ConfigError naming `file:line:cell` or the JSON path.

@@ -16,6 +16,8 @@ inline constexpr int kMaxReplicas = 1 << 20;
 /// The tolerance of every memory-limit comparison (run_request's check, the generators', the
 /// lower bound's and the branch and bound's), M_B units.
 inline constexpr double kMemEps = 1e-9;
+/// Virtual stages of one schedule (a schedule file's `stages`, a task's stage index).
+inline constexpr int kMaxStages = 65'536;
 inline constexpr int kMaxMicrobatches = 1'000'000;
 /// Sequence slices per micro-batch (Seq1F1B: --slices).
 inline constexpr int kMaxSlices = 64;

@@ -51,7 +51,7 @@ template <class Fn>
 }
 
 /// Compact text form: `2F0` (stage 2, forward, micro-batch 0), `1B3`, `0W2`, `3BW1`, and
-/// `(0F7;7B3)` for an FB. parse_task(to_string(t)) == t.
+/// `(0F7;7B3)` for an FB; io/action_text's parse_task reads it back.
 [[nodiscard]] std::string to_string(const Task& task);
 
 /// The vocabularies a task can be written in: ppsim's (above); PyTorch's compute-only actions
@@ -62,8 +62,5 @@ enum class Notation : std::uint8_t { ppsim, pytorch, pytorch_old };
 
 /// The task in `notation`: to_string(t, Notation::pytorch) of our 1B3 is `1I3`.
 [[nodiscard]] std::string to_string(const Task& task, Notation notation);
-
-/// Parses the compact text form; throws ConfigError naming the text on failure.
-[[nodiscard]] Task parse_task(std::string_view text);
 
 } // namespace ppsim
