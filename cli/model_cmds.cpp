@@ -23,6 +23,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <tuple>
 
 namespace ppsim::cli {
 
@@ -205,96 +206,78 @@ struct PlanOptions {
   bool json{false};
   std::string html;
   unsigned threads{0};
+  int gpus{0};  ///< --gpus: search pp x tp x dp (x ep) over this many devices
+  /// With --gpus: which of -p, --tp, --dp, --ep were given (kept as given, not searched).
+  bool fixed_pp{false}, fixed_tp{false}, fixed_dp{false}, fixed_ep{false};
 };
 
-int run_plan(const PlanOptions& o, Io io) {
-  std::optional<WorkloadSpec> w = resolve_workload(o.run);
-  if (!w) throw ConfigError("plan: needs --model (a preset or a ppsim.model/1 file)");
-  PlanRequest rq;
-  rq.workload = std::move(*w);
-  rq.devices = o.run.devices.value_or(0);
-  rq.global_batch = o.global_batch;
-  if (!o.schedules.empty()) rq.schedules = split_list(o.schedules, "--schedules");
-  if (!o.run.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.run.mem_capacity, "--mem-capacity");
-  rq.cost_overrides = o.run.costs;
-  rq.progress = &io.progress;
-  // Under mpirun the ranks share the candidates and each makes the same plan; rank 0 writes.
-  std::unique_ptr<PointExchange> exchange;
-  rq.workers = shared_workers(o.threads, exchange);
-  const Plan plan = make_plan(rq);
-  if (exchange && exchange->rank() != 0) return kExitOk;
-  if (!o.html.empty()) {
-    // The report shows the best few that fit, simulated again with their full timelines.
-    std::vector<Run> runs;
-    for (std::size_t i = 0; i < plan.candidates.size() && runs.size() < 6; ++i) {
-      const PlanCandidate& c = plan.candidates[i];
-      if (!c.fits) break;
-      runs.push_back(run_request(candidate_request(rq, c)));
+// A plan's candidates as the ppsim.plan/1 document lists them.
+nlohmann::ordered_json candidates_json(const Plan& plan, const PlanRequest& rq) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const PlanCandidate& c : plan.candidates) {
+    nlohmann::ordered_json e;
+    e["schedule"] = c.schedule;
+    e["chunks"] = c.chunks;
+    e["slices"] = c.slices;  // balanced (seq1f1b); 1 = none
+    e["microbatches"] = c.microbatches;
+    e["microbatch_size"] = c.microbatch_size;
+    e["layout"] = c.layout;
+    // null: the schedule's own memory (default limit, or none)
+    e["mem_limit"] = c.mem_limit < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(c.mem_limit);
+    e["iteration_time_ms"] = c.iteration_time_ms;
+    if (rq.workload.training.dp > 1) e["exposed_dp_ms"] = c.exposed_dp_ms;
+    // with overlap: the collectives inside the tasks and what of them the compute waited
+    // for, summed over the devices
+    if (!c.overlap.empty()) {
+      e["task_comm_ms"] = c.task_comm_ms;
+      e["exposed_comm_ms"] = c.exposed_comm_ms;
     }
-    write_file_atomically(o.html, [&](std::ostream& f) {
-      write_html_report(f, runs, {.title = fmt::format("ppsim plan: {} on {} x {}", rq.workload.model.name, rq.devices, rq.workload.device.name)});
-    });
-  }
-  io.progress.finish();
-  if (o.json) {
-    nlohmann::ordered_json doc;
-    doc["schema"] = "ppsim.plan/1";
-    doc["model"] = rq.workload.model.name;
-    doc["device"] = rq.workload.device.name;
-    doc["devices"] = rq.devices;
-    doc["global_batch"] = rq.global_batch;
-    doc["capacity_bytes"] = plan.capacity_bytes;
-    nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    for (const PlanCandidate& c : plan.candidates) {
-      nlohmann::ordered_json e;
-      e["schedule"] = c.schedule;
-      e["chunks"] = c.chunks;
-      e["slices"] = c.slices;  // balanced (seq1f1b); 1 = none
-      e["microbatches"] = c.microbatches;
-      e["microbatch_size"] = c.microbatch_size;
-      e["layout"] = c.layout;
-      // null: the schedule's own memory (default limit, or none)
-      e["mem_limit"] = c.mem_limit < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(c.mem_limit);
-      e["iteration_time_ms"] = c.iteration_time_ms;
-      if (rq.workload.training.dp > 1) e["exposed_dp_ms"] = c.exposed_dp_ms;
-      // with overlap: the collectives inside the tasks and what of them the compute waited
-      // for, summed over the devices
-      if (!c.overlap.empty()) {
-        e["task_comm_ms"] = c.task_comm_ms;
-        e["exposed_comm_ms"] = c.exposed_comm_ms;
-      }
-      e["cost_ms"] = c.cost_ms;
-      e["bubble_rate"] = c.bubble_rate;
-      e["peak_bytes"] = c.peak_bytes;
-      e["activation_peak_bytes"] = c.activation_peak_bytes;
-      // null: the model's own recomputation; else the --recompute text the candidate ran with
-      e["recompute"] = c.recompute.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.recompute);
-      e["offload"] = c.offload.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.offload);
-      if (!c.offload.empty()) {
-        e["offloaded_bytes"] = c.offloaded_bytes;
-        e["exposed_copy_ms"] = c.exposed_copy_ms;
-      }
-      e["overlap"] = c.overlap.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.overlap);
-      if ((!c.recompute.empty() || !c.offload.empty() || !c.overlap.empty()) && c.without_knob_ms > 0)
-        e["without_knob_ms"] = c.without_knob_ms;
-      e["fits"] = c.fits;
-      e["reason"] = c.reason;
-      all.push_back(std::move(e));
+    e["cost_ms"] = c.cost_ms;
+    e["bubble_rate"] = c.bubble_rate;
+    e["peak_bytes"] = c.peak_bytes;
+    e["activation_peak_bytes"] = c.activation_peak_bytes;
+    // null: the model's own recomputation; else the --recompute text the candidate ran with
+    e["recompute"] = c.recompute.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.recompute);
+    e["offload"] = c.offload.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.offload);
+    if (!c.offload.empty()) {
+      e["offloaded_bytes"] = c.offloaded_bytes;
+      e["exposed_copy_ms"] = c.exposed_copy_ms;
     }
-    doc["candidates"] = std::move(all);
-    doc["best"] = plan.best;
-    doc["why"] = plan.why;
-    if (!plan.slicing.empty()) doc["slicing"] = plan.slicing;
-    io.out << doc.dump(2) << "\n";
-    return plan.best >= 0 ? kExitOk : kExitInfeasible;
+    e["overlap"] = c.overlap.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.overlap);
+    if ((!c.recompute.empty() || !c.offload.empty() || !c.overlap.empty()) && c.without_knob_ms > 0)
+      e["without_knob_ms"] = c.without_knob_ms;
+    e["fits"] = c.fits;
+    e["reason"] = c.reason;
+    all.push_back(std::move(e));
   }
+  return all;
+}
+
+// The plan's document: its request, candidates, winner and why.
+nlohmann::ordered_json plan_json(const Plan& plan, const PlanRequest& rq) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = "ppsim.plan/1";
+  doc["model"] = rq.workload.model.name;
+  doc["device"] = rq.workload.device.name;
+  doc["devices"] = rq.devices;
+  doc["global_batch"] = rq.global_batch;
+  doc["capacity_bytes"] = plan.capacity_bytes;
+  doc["candidates"] = candidates_json(plan, rq);
+  doc["best"] = plan.best;
+  doc["why"] = plan.why;
+  if (!plan.slicing.empty()) doc["slicing"] = plan.slicing;
+  return doc;
+}
+
+// The plan's table: its best `top` candidates, then the winner and why.
+void print_plan(const Plan& plan, const PlanRequest& rq, int top, Io io) {
   io.out << fmt::format("{} on {} devices ({}), global batch {}, capacity {}: {} candidates\n\n",
                         rq.workload.model.name, rq.devices, rq.workload.device.name,
                         rq.global_batch, human_bytes(plan.capacity_bytes), plan.simulated);
   io.out << fmt::format("{:>4}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}  {}\n", "rank", "schedule",
                         "v", "m", "b", "iteration_ms", "bubble", "peak", "layout / why not");
   int shown = 0;
-  for (std::size_t i = 0; i < plan.candidates.size() && shown < o.top; ++i, ++shown) {
+  for (std::size_t i = 0; i < plan.candidates.size() && shown < top; ++i, ++shown) {
     const PlanCandidate& c = plan.candidates[i];
     const std::string name = c.slices > 1 ? fmt::format("{} s={}", c.schedule, c.slices) : c.schedule;
     io.out << fmt::format("{:>4}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}  {}\n", i + 1, name,
@@ -311,6 +294,142 @@ int run_plan(const PlanOptions& o, Io io) {
     io.out << fmt::format("  ... {} more (--top N, or --json for all)\n", plan.candidates.size() - static_cast<std::size_t>(shown));
   io.out << "\n" << (plan.best >= 0 ? "best: " : "") << plan.why << "\n";
   if (!plan.slicing.empty()) io.out << "slicing: " << plan.slicing << "\n";
+}
+
+// The report of the best few candidates that fit, simulated again with their full timelines.
+void write_plan_html(const std::string& path, const Plan& plan, const PlanRequest& rq) {
+  std::vector<Run> runs;
+  for (std::size_t i = 0; i < plan.candidates.size() && runs.size() < 6; ++i) {
+    const PlanCandidate& c = plan.candidates[i];
+    if (!c.fits) break;
+    runs.push_back(run_request(candidate_request(rq, c)));
+  }
+  write_file_atomically(path, [&](std::ostream& f) {
+    write_html_report(f, runs, {.title = fmt::format("ppsim plan: {} on {} x {}", rq.workload.model.name, rq.devices, rq.workload.device.name)});
+  });
+}
+
+// `plan --gpus N`: every layout of N devices, each planned whole; the winner's plan in full.
+int run_parallel_plan(const PlanOptions& o, PlanRequest base, Io io) {
+  ParallelRequest rq;
+  rq.gpus = o.gpus;
+  if (o.fixed_pp) rq.fixed_pp = o.run.devices.value_or(0);
+  if (o.fixed_tp) rq.fixed_tp = o.run.tp;
+  if (o.fixed_dp) rq.fixed_dp = o.run.dp;
+  if (o.fixed_ep) rq.fixed_ep = o.run.ep;
+  for (const auto& [given, v, name] : {std::tuple{o.fixed_pp, rq.fixed_pp, "-p"},
+                                       {o.fixed_tp, rq.fixed_tp, "--tp"},
+                                       {o.fixed_dp, rq.fixed_dp, "--dp"},
+                                       {o.fixed_ep, rq.fixed_ep, "--ep"}})
+    if (given && v < 1) throw ConfigError(fmt::format("{} {}: expected at least 1", name, v));
+  // A layout per stage names the stages of one pp: searched pp cannot take it.
+  if (!o.fixed_pp && (!base.workload.layout.empty() || !base.workload.layers_per_stage.empty() ||
+                      base.workload.recompute.size() > 1))
+    throw ConfigError("plan --gpus: --layout, --layers-per-stage and a --recompute per stage name "
+                      "the stages of one pipeline: give -p with them");
+  rq.base = std::move(base);
+  std::unique_ptr<PointExchange> exchange;
+  rq.base.workers = shared_workers(o.threads, exchange);
+  const ParallelPlan pp = make_parallel_plan(rq);
+  if (exchange && exchange->rank() != 0) return kExitOk;
+  PlanRequest shown = rq.base;
+  shown.devices = pp.plan_shape.pp;
+  shown.workload.training.tp = pp.plan_shape.tp;
+  shown.workload.training.dp = pp.plan_shape.dp;
+  shown.workload.training.ep = pp.plan_shape.ep;
+  if (!o.html.empty()) write_plan_html(o.html, pp.plan, shown);
+  io.progress.finish();
+  const bool moe = rq.base.workload.model.moe();
+  if (o.json) {
+    nlohmann::ordered_json doc = plan_json(pp.plan, shown);
+    doc["gpus"] = rq.gpus;
+    doc["parallel"] = {{"pp", pp.plan_shape.pp}, {"tp", pp.plan_shape.tp},
+                       {"dp", pp.plan_shape.dp}, {"ep", pp.plan_shape.ep}};
+    nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+    for (const ParallelRow& r : pp.rows) {
+      nlohmann::ordered_json e;
+      e["pp"] = r.shape.pp;
+      e["tp"] = r.shape.tp;
+      e["dp"] = r.shape.dp;
+      e["ep"] = r.shape.ep;
+      e["fits"] = r.fits;
+      e["candidates"] = r.simulated;
+      if (r.fits) {
+        e["schedule"] = r.best.schedule;
+        e["chunks"] = r.best.chunks;
+        e["microbatches"] = r.best.microbatches;
+        e["microbatch_size"] = r.best.microbatch_size;
+        e["iteration_time_ms"] = r.best.iteration_time_ms;
+        e["bubble_rate"] = r.best.bubble_rate;
+        e["peak_bytes"] = r.best.peak_bytes;
+      }
+      e["reason"] = r.reason;
+      layouts.push_back(std::move(e));
+    }
+    doc["layouts"] = std::move(layouts);
+    doc["best_layout"] = pp.best;
+    doc["layouts_why"] = pp.why;
+    io.out << doc.dump(2) << "\n";
+    return pp.best >= 0 ? kExitOk : kExitInfeasible;
+  }
+  io.out << fmt::format("{} on {} devices ({}, {} per node), global batch {}: {} layouts, {} "
+                        "candidates\n\n",
+                        rq.base.workload.model.name, rq.gpus, rq.base.workload.device.name,
+                        rq.base.workload.device.gpus_per_node, rq.base.global_batch,
+                        pp.rows.size(), pp.simulated);
+  io.out << fmt::format("{:>4}  {:>4} {:>3} {:>4}{}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}  {}\n",
+                        "rank", "pp", "tp", "dp", moe ? fmt::format(" {:>3}", "ep") : "",
+                        "schedule", "v", "m", "b", "iteration_ms", "bubble", "peak", "why not");
+  int shown_rows = 0;
+  for (std::size_t i = 0; i < pp.rows.size() && shown_rows < o.top; ++i, ++shown_rows) {
+    const ParallelRow& r = pp.rows[i];
+    const std::string ep = moe ? fmt::format(" {:>3}", r.shape.ep) : "";
+    if (r.fits)
+      io.out << fmt::format("{:>4}  {:>4} {:>3} {:>4}{}  {:<18} {:>2} {:>5} {:>3} {:>12} {:>8} {:>10}\n",
+                            i + 1, r.shape.pp, r.shape.tp, r.shape.dp, ep, r.best.schedule,
+                            r.best.chunks, r.best.microbatches, r.best.microbatch_size,
+                            human_ms(ms_to_ticks(r.best.iteration_time_ms, "t")),
+                            human_percent(r.best.bubble_rate), human_bytes(r.best.peak_bytes));
+    else
+      io.out << fmt::format("{:>4}  {:>4} {:>3} {:>4}{}  {}\n", i + 1, r.shape.pp, r.shape.tp,
+                            r.shape.dp, ep, r.reason.substr(0, 110));
+  }
+  if (pp.rows.size() > static_cast<std::size_t>(shown_rows))
+    io.out << fmt::format("  ... {} more (--top N, or --json for all)\n",
+                          pp.rows.size() - static_cast<std::size_t>(shown_rows));
+  io.out << "\n" << (pp.best >= 0 ? "best layout: " : "") << pp.why << "\n";
+  if (pp.plan_shape.pp > 0 && !pp.plan.candidates.empty()) {
+    io.out << fmt::format("\nThe plan of {}:\n", pp.best >= 0 ? "the best layout" : "the first layout that ran");
+    print_plan(pp.plan, shown, o.top, io);
+  }
+  return pp.best >= 0 ? kExitOk : kExitInfeasible;
+}
+
+int run_plan(const PlanOptions& o, Io io) {
+  std::optional<WorkloadSpec> w = resolve_workload(o.run);
+  if (!w) throw ConfigError("plan: needs --model (a preset or a ppsim.model/1 file)");
+  PlanRequest rq;
+  rq.workload = std::move(*w);
+  rq.devices = o.run.devices.value_or(0);
+  rq.global_batch = o.global_batch;
+  if (!o.schedules.empty()) rq.schedules = split_list(o.schedules, "--schedules");
+  if (!o.run.mem_capacity.empty()) rq.mem_capacity_bytes = parse_bytes(o.run.mem_capacity, "--mem-capacity");
+  rq.cost_overrides = o.run.costs;
+  rq.progress = &io.progress;
+  if (o.gpus != 0) return run_parallel_plan(o, std::move(rq), io);
+  if (!o.run.devices) throw UsageError("plan: needs -p STAGES, or --gpus N to search pp x tp x dp");
+  // Under mpirun the ranks share the candidates and each makes the same plan; rank 0 writes.
+  std::unique_ptr<PointExchange> exchange;
+  rq.workers = shared_workers(o.threads, exchange);
+  const Plan plan = make_plan(rq);
+  if (exchange && exchange->rank() != 0) return kExitOk;
+  if (!o.html.empty()) write_plan_html(o.html, plan, rq);
+  io.progress.finish();
+  if (o.json) {
+    io.out << plan_json(plan, rq).dump(2) << "\n";
+    return plan.best >= 0 ? kExitOk : kExitInfeasible;
+  }
+  print_plan(plan, rq, o.top, io);
   return plan.best >= 0 ? kExitOk : kExitInfeasible;
 }
 
@@ -473,7 +592,11 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
   auto po = std::make_shared<PlanOptions>();
   auto* plan = app.add_subcommand(
       "plan", "the best schedule, chunks, micro-batch size and layout for a model on a device");
-  plan->add_option("-p,--stages", po->run.devices, "pipeline devices (ranks)")->required();
+  plan->add_option("-p,--stages", po->run.devices,
+                   "pipeline devices (ranks); with --gpus, pp kept as given");
+  plan->add_option("--gpus", po->gpus,
+                   "devices in all: search pp x tp x dp (x ep for a mixture of experts) with "
+                   "pp tp dp = N, tp within a node; -p, --tp, --dp, --ep given are kept");
   plan->add_option("--global-batch", po->global_batch,
                    "sequences per iteration over all data-parallel replicas")
       ->required();
@@ -486,7 +609,13 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
   plan->add_flag("--json", po->json, "print the ppsim.plan/1 document");
   plan->add_option("--html", po->html, "write a report of the best candidates to FILE");
   add_threads_option(*plan, po->threads, "candidates");
-  plan->callback([io, &action, po] { action = [io, po] { return run_plan(*po, io); }; });
+  plan->callback([io, &action, po, plan] {
+    po->fixed_pp = plan->count("-p") > 0;
+    po->fixed_tp = plan->count("--tp") > 0;
+    po->fixed_dp = plan->count("--dp") > 0;
+    po->fixed_ep = plan->count("--ep") > 0;
+    action = [io, po] { return run_plan(*po, io); };
+  });
 }
 
 } // namespace ppsim::cli

@@ -8,6 +8,7 @@
 #include "run/request.hpp"
 #include "schedules/registry.hpp"
 #include "sim/errors.hpp"
+#include "sim/index.hpp"
 #include "sim/limits.hpp"
 
 #include <algorithm>
@@ -477,6 +478,158 @@ Plan make_plan(const PlanRequest& rq) {
   }
   plan.slicing = slicing_note(plan.candidates);
   return plan;
+}
+
+namespace {
+
+std::vector<int> divisors_of(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+std::string shape_text(const ParallelShape& s, bool moe) {
+  return moe ? fmt::format("pp={} tp={} dp={} ep={}", s.pp, s.tp, s.dp, s.ep)
+             : fmt::format("pp={} tp={} dp={}", s.pp, s.tp, s.dp);
+}
+
+} // namespace
+
+std::vector<ParallelShape> parallel_shapes(const ParallelRequest& rq) {
+  const ModelSpec& model = rq.base.workload.model;
+  const int n = rq.gpus;
+  // NOTE: the largest a layout's dimensions reach: pp and ep within kMaxDevices, dp within
+  // kMaxReplicas, so N is bounded by their product's useful part, kMaxDevices x kMaxReplicas
+  // would overflow an int: --gpus is bounded by kMaxReplicas (a million devices).
+  if (n < 1 || n > limits::kMaxReplicas)
+    throw ConfigError(fmt::format("--gpus {}: expected 1..{}", n, limits::kMaxReplicas));
+  for (const auto& [name, v] : {std::pair{"-p", rq.fixed_pp}, {"--tp", rq.fixed_tp},
+                                {"--dp", rq.fixed_dp}, {"--ep", rq.fixed_ep}})
+    if (v < 0 || v > n)
+      throw ConfigError(fmt::format("{} {} with --gpus {}: expected 1..{}", name, v, n, n));
+  const int per_node = std::max(1, rq.base.workload.device.gpus_per_node);
+  const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
+  std::vector<ParallelShape> out;
+  for (const int pp : divisors_of(n)) {
+    if (rq.fixed_pp > 0 ? pp != rq.fixed_pp : (pp > model.layers || pp > limits::kMaxDevices))
+      continue;
+    for (const int tp : divisors_of(n / pp)) {
+      if (rq.fixed_tp > 0 ? tp != rq.fixed_tp
+                          : (tp > per_node || model.heads % tp != 0 || kv % tp != 0))
+        continue;
+      const int dp = n / pp / tp;
+      if (rq.fixed_dp > 0 && dp != rq.fixed_dp) continue;
+      if (rq.fixed_dp == 0 && rq.base.global_batch % dp != 0) continue;
+      std::vector<int> eps{1};
+      if (rq.fixed_ep > 0) {
+        eps = {rq.fixed_ep};
+      } else if (model.moe()) {
+        eps.clear();
+        for (const int ep : divisors_of(dp * tp))
+          if (model.experts % ep == 0 && ep <= limits::kMaxDevices) eps.push_back(ep);
+      }
+      for (const int ep : eps) {
+        out.push_back(ParallelShape{pp, tp, dp, ep});
+        if (out.size() > kMaxParallelShapes)
+          throw ConfigError(fmt::format(
+              "--gpus {}: more than {} layouts of pp x tp x dp{} to plan: fix one of them "
+              "(-p, --tp, --dp{})",
+              n, kMaxParallelShapes, model.moe() ? " x ep" : "", model.moe() ? ", --ep" : ""));
+      }
+    }
+  }
+  if (out.empty())
+    throw ConfigError(fmt::format(
+        "--gpus {}: no layout pp x tp x dp = {} fits the constraints (pp at most the {} layers, "
+        "tp within a node of {} dividing the {} heads and {} KV heads, dp dividing the global "
+        "batch {}{})",
+        n, n, model.layers, per_node, model.heads, kv, rq.base.global_batch,
+        rq.fixed_pp + rq.fixed_tp + rq.fixed_dp + rq.fixed_ep > 0 ? ", and the dimensions given"
+                                                                   : ""));
+  return out;
+}
+
+ParallelPlan make_parallel_plan(const ParallelRequest& rq) {
+  const std::vector<ParallelShape> shapes = parallel_shapes(rq);
+  const bool moe = rq.base.workload.model.moe();
+  ParallelPlan out;
+  std::optional<ConfigError> first_refusal;
+  std::vector<Plan> plans;  // per row, in search order
+  for (const ParallelShape& shape : shapes) {
+    PlanRequest one = rq.base;
+    one.devices = shape.pp;
+    one.workload.training.tp = shape.tp;
+    one.workload.training.dp = shape.dp;
+    one.workload.training.ep = shape.ep;
+    ParallelRow row;
+    row.shape = shape;
+    Plan plan;
+    try {
+      plan = make_plan(one);
+    } catch (const ConfigError& e) {
+      if (!first_refusal) first_refusal.emplace(fmt::format("{}: {}", shape_text(shape, moe), e.what()));
+      row.reason = e.what();
+      out.rows.push_back(std::move(row));
+      plans.emplace_back();
+      continue;
+    }
+    row.simulated = plan.simulated;
+    out.simulated += plan.simulated;
+    row.fits = plan.best >= 0;
+    if (!plan.candidates.empty()) row.best = plan.candidates[plan.best >= 0 ? ix(plan.best) : 0];
+    if (!row.fits) row.reason = plan.why;
+    out.rows.push_back(std::move(row));
+    plans.push_back(std::move(plan));
+  }
+  if (out.simulated == 0 && first_refusal) throw *first_refusal;
+  // Rank: fitting rows by iteration time, then the layout; the others keep the search order.
+  std::vector<std::size_t> order(out.rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const ParallelRow& x = out.rows[a];
+    const ParallelRow& y = out.rows[b];
+    if (x.fits != y.fits) return x.fits;
+    if (!x.fits) return false;
+    if (x.best.iteration_time_ms != y.best.iteration_time_ms)
+      return x.best.iteration_time_ms < y.best.iteration_time_ms;
+    return std::tie(x.shape.pp, x.shape.tp, x.shape.dp, x.shape.ep) <
+           std::tie(y.shape.pp, y.shape.tp, y.shape.dp, y.shape.ep);
+  });
+  std::vector<ParallelRow> rows;
+  rows.reserve(order.size());
+  for (const std::size_t i : order) rows.push_back(std::move(out.rows[i]));
+  out.rows = std::move(rows);
+  // The plan shown whole: the winner's, else the first layout that ran.
+  std::size_t shown = order.size();
+  for (std::size_t r = 0; r < order.size() && shown == order.size(); ++r)
+    if (!plans[order[r]].candidates.empty()) shown = r;
+  if (shown < order.size()) {
+    out.plan = std::move(plans[order[shown]]);
+    out.plan_shape = out.rows[shown].shape;
+  }
+  if (!out.rows.empty() && out.rows.front().fits) {
+    out.best = 0;
+    const ParallelRow& w = out.rows.front();
+    out.why = fmt::format("{}: {}", shape_text(w.shape, moe), out.plan.why);
+    if (out.rows.size() > 1 && out.rows[1].fits) {
+      const ParallelRow& r = out.rows[1];
+      out.why = fmt::format("{} on {}: {} (v={}, m={}, b={}), {} ms per iteration; {:.1f}% faster "
+                            "than the best other layout, {}: {} (v={}, m={}, b={}), {} ms",
+                            shape_text(w.shape, moe), rq.gpus, w.best.schedule, w.best.chunks,
+                            w.best.microbatches, w.best.microbatch_size,
+                            human_number(w.best.iteration_time_ms),
+                            100 * (r.best.iteration_time_ms - w.best.iteration_time_ms) /
+                                r.best.iteration_time_ms,
+                            shape_text(r.shape, moe), r.best.schedule, r.best.chunks,
+                            r.best.microbatches, r.best.microbatch_size,
+                            human_number(r.best.iteration_time_ms));
+    }
+  } else {
+    out.why = fmt::format("no layout of {} devices fits: {}", rq.gpus,
+                          out.rows.empty() ? std::string("none to try") : out.rows.front().reason);
+  }
+  return out;
 }
 
 } // namespace ppsim

@@ -107,4 +107,59 @@ struct Plan {
 /// micro-batch size divides, an unknown schedule).
 [[nodiscard]] Plan make_plan(const PlanRequest& request);
 
+/// One way to lay N devices out: pp pipeline stages x tp tensor-parallel ranks x dp data-parallel
+/// replicas = N, and for a mixture of experts ep expert-parallel ranks drawn from the dp x tp
+/// ranks of a stage (Megatron-Core's MoE parallel folding).
+struct ParallelShape {
+  int pp{1};
+  int tp{1};
+  int dp{1};
+  int ep{1};
+  friend bool operator==(const ParallelShape&, const ParallelShape&) = default;
+};
+
+/// `ppsim plan --gpus N`: the layouts of N devices to plan, each a whole `make_plan` of `base`
+/// with its pp, tp, dp and ep. A dimension given (`fixed_*` > 0) is kept; the others are
+/// searched: pp over the divisors of N up to the model's layers, tp over the divisors of N / pp
+/// within one node (`gpus_per_node`) that divide the heads and the KV heads (Megatron's rule),
+/// dp = N / (pp tp) where it divides the global batch, and for a mixture of experts ep over the
+/// divisors of dp x tp that divide the experts.
+struct ParallelRequest {
+  PlanRequest base;  ///< devices, tp, dp and ep are set per layout
+  int gpus{0};
+  int fixed_pp{0};
+  int fixed_tp{0};
+  int fixed_dp{0};
+  int fixed_ep{0};
+};
+
+/// A layout and what plan found for it: its fastest candidate that fits, or why none does.
+struct ParallelRow {
+  ParallelShape shape;
+  bool fits{false};
+  PlanCandidate best;  ///< the layout's plan's best (fits), or its first candidate
+  std::string reason;  ///< why nothing fits, or why the layout could not be planned
+  std::size_t simulated{0};
+};
+
+struct ParallelPlan {
+  /// Fitting layouts by iteration time (then pp, tp, dp, ep), then the others in search order.
+  std::vector<ParallelRow> rows;
+  int best{-1};      ///< index into rows, -1 when no layout fits
+  std::string why;   ///< one line on the winner against the best other layout
+  Plan plan;         ///< the whole plan of the best layout (or of the first row that ran)
+  ParallelShape plan_shape;
+  std::size_t simulated{0};  ///< candidates simulated over every layout
+};
+
+/// The layouts make_parallel_plan plans, in search order (pp, then tp, then ep ascending);
+/// ConfigError when none exists or there are more than kMaxParallelShapes.
+inline constexpr std::size_t kMaxParallelShapes = 96;
+[[nodiscard]] std::vector<ParallelShape> parallel_shapes(const ParallelRequest& request);
+
+/// Plans every layout of parallel_shapes(). A layout whose plan refuses it (ConfigError: a
+/// global batch its dp does not divide, too much work) is a row with that reason; when every
+/// layout is refused the first refusal is thrown.
+[[nodiscard]] ParallelPlan make_parallel_plan(const ParallelRequest& request);
+
 } // namespace ppsim

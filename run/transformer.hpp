@@ -32,8 +32,8 @@ struct TrainingSpec {
   int dp{1};    ///< data-parallel replicas
   int zero{0};  ///< 0 = no sharding, 1 = optimizer state / dp
   /// Tensor-parallel ranks per pipeline stage, with sequence parallelism (Megatron's default
-  /// with TP): FLOPs, parameters, activations and messages of a stage are divided by tp; the
-  /// TP all-reduces/all-gathers themselves are not modelled.
+  /// with TP): FLOPs, parameters, activations and messages of a stage are divided by tp, and
+  /// each layer's TP collectives take their ring time over the device's tp_link (kernel_time).
   int tp{1};
   /// With tp > 1: sequence parallelism (the norms, dropouts and residuals on s/tp tokens, the
   /// collectives all-gathers and reduce-scatters) or Megatron's tensor parallelism of 2021 (they

@@ -251,3 +251,46 @@ TEST_CASE("a bad --recompute is bad input, exit 3", "[cli][model][recompute][bad
   CHECK(code({"simulate", "-s", "1f1b", "-p", "2", "-m", "4", "--model", "llama3-70b",
               "--recompute", "auto"}) == 5);
 }
+
+TEST_CASE("plan --gpus ranks the layouts of N devices and shows the winner's plan",
+          "[cli][model][plan]") {
+  const auto r = run_ppsim({"plan", "--model", "zb-1.5b", "--device", "h100", "--gpus", "8",
+                            "--global-batch", "24", "--schedules", "1f1b,zb-h1", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "ppsim.plan/1");
+  CHECK(j["gpus"] == 8);
+  REQUIRE(j["layouts"].size() == 10);
+  const auto& best = j["layouts"][0];
+  CHECK(j["best_layout"] == 0);
+  CHECK(best["fits"] == true);
+  for (const auto& l : j["layouts"]) {
+    CHECK(l["pp"].get<int>() * l["tp"].get<int>() * l["dp"].get<int>() == 8);
+    if (l["fits"] == true)
+      CHECK(best["iteration_time_ms"].get<double>() <= l["iteration_time_ms"].get<double>());
+  }
+  // The document's plan is the winner's layout's: its devices, and its best candidate.
+  CHECK(j["devices"] == best["pp"]);
+  CHECK(j["parallel"]["tp"] == best["tp"]);
+  CHECK(j["candidates"][j["best"].get<std::size_t>()]["iteration_time_ms"] ==
+        best["iteration_time_ms"]);
+  const auto text = run_ppsim({"plan", "--model", "zb-1.5b", "--device", "h100", "--gpus", "8",
+                               "--global-batch", "24", "--schedules", "1f1b", "--tp", "1"});
+  CHECK(text.code == 0);
+  CHECK_THAT(text.out, Contains("best layout: pp=") && Contains("The plan of the best layout"));
+  CHECK_THAT(text.out, !Contains(" tp=2 "));
+}
+
+TEST_CASE("plan without -p or --gpus is a usage error; --gpus with a per-stage layout needs -p",
+          "[cli][model][plan][bad-input]") {
+  const auto none = run_ppsim({"plan", "--model", "zb-1.5b", "--global-batch", "24"});
+  CHECK(none.code == 2);
+  CHECK_THAT(none.err, Contains("needs -p STAGES, or --gpus N"));
+  const auto layout = run_ppsim({"plan", "--model", "zb-1.5b", "--gpus", "8", "--global-batch",
+                                 "24", "--layers-per-stage", "11,11"});
+  CHECK(layout.code == 3);
+  CHECK_THAT(layout.err, Contains("give -p with them"));
+  const auto zero = run_ppsim({"plan", "--model", "zb-1.5b", "--gpus", "-4", "--global-batch", "24"});
+  CHECK(zero.code == 3);
+  CHECK_THAT(zero.err, Contains("--gpus -4"));
+}
