@@ -211,45 +211,48 @@ struct PlanOptions {
   bool fixed_pp{false}, fixed_tp{false}, fixed_dp{false}, fixed_ep{false};
 };
 
+// One candidate as the ppsim.plan/1 document lists it.
+nlohmann::ordered_json candidate_json(const PlanCandidate& c, const PlanRequest& rq) {
+  nlohmann::ordered_json e;
+  e["schedule"] = c.schedule;
+  e["chunks"] = c.chunks;
+  e["slices"] = c.slices;  // balanced (seq1f1b); 1 = none
+  e["microbatches"] = c.microbatches;
+  e["microbatch_size"] = c.microbatch_size;
+  e["layout"] = c.layout;
+  // null: the schedule's own memory (default limit, or none)
+  e["mem_limit"] = c.mem_limit < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(c.mem_limit);
+  e["iteration_time_ms"] = c.iteration_time_ms;
+  if (rq.workload.training.dp > 1) e["exposed_dp_ms"] = c.exposed_dp_ms;
+  // with overlap: the collectives inside the tasks and what of them the compute waited
+  // for, summed over the devices
+  if (!c.overlap.empty()) {
+    e["task_comm_ms"] = c.task_comm_ms;
+    e["exposed_comm_ms"] = c.exposed_comm_ms;
+  }
+  e["cost_ms"] = c.cost_ms;
+  e["bubble_rate"] = c.bubble_rate;
+  e["peak_bytes"] = c.peak_bytes;
+  e["activation_peak_bytes"] = c.activation_peak_bytes;
+  // null: the model's own recomputation; else the --recompute text the candidate ran with
+  e["recompute"] = c.recompute.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.recompute);
+  e["offload"] = c.offload.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.offload);
+  if (!c.offload.empty()) {
+    e["offloaded_bytes"] = c.offloaded_bytes;
+    e["exposed_copy_ms"] = c.exposed_copy_ms;
+  }
+  e["overlap"] = c.overlap.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.overlap);
+  if ((!c.recompute.empty() || !c.offload.empty() || !c.overlap.empty()) && c.without_knob_ms > 0)
+    e["without_knob_ms"] = c.without_knob_ms;
+  e["fits"] = c.fits;
+  e["reason"] = c.reason;
+  return e;
+}
+
 // A plan's candidates as the ppsim.plan/1 document lists them.
 nlohmann::ordered_json candidates_json(const Plan& plan, const PlanRequest& rq) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const PlanCandidate& c : plan.candidates) {
-    nlohmann::ordered_json e;
-    e["schedule"] = c.schedule;
-    e["chunks"] = c.chunks;
-    e["slices"] = c.slices;  // balanced (seq1f1b); 1 = none
-    e["microbatches"] = c.microbatches;
-    e["microbatch_size"] = c.microbatch_size;
-    e["layout"] = c.layout;
-    // null: the schedule's own memory (default limit, or none)
-    e["mem_limit"] = c.mem_limit < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(c.mem_limit);
-    e["iteration_time_ms"] = c.iteration_time_ms;
-    if (rq.workload.training.dp > 1) e["exposed_dp_ms"] = c.exposed_dp_ms;
-    // with overlap: the collectives inside the tasks and what of them the compute waited
-    // for, summed over the devices
-    if (!c.overlap.empty()) {
-      e["task_comm_ms"] = c.task_comm_ms;
-      e["exposed_comm_ms"] = c.exposed_comm_ms;
-    }
-    e["cost_ms"] = c.cost_ms;
-    e["bubble_rate"] = c.bubble_rate;
-    e["peak_bytes"] = c.peak_bytes;
-    e["activation_peak_bytes"] = c.activation_peak_bytes;
-    // null: the model's own recomputation; else the --recompute text the candidate ran with
-    e["recompute"] = c.recompute.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.recompute);
-    e["offload"] = c.offload.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.offload);
-    if (!c.offload.empty()) {
-      e["offloaded_bytes"] = c.offloaded_bytes;
-      e["exposed_copy_ms"] = c.exposed_copy_ms;
-    }
-    e["overlap"] = c.overlap.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(c.overlap);
-    if ((!c.recompute.empty() || !c.offload.empty() || !c.overlap.empty()) && c.without_knob_ms > 0)
-      e["without_knob_ms"] = c.without_knob_ms;
-    e["fits"] = c.fits;
-    e["reason"] = c.reason;
-    all.push_back(std::move(e));
-  }
+  for (const PlanCandidate& c : plan.candidates) all.push_back(candidate_json(c, rq));
   return all;
 }
 
@@ -332,11 +335,7 @@ int run_parallel_plan(const PlanOptions& o, PlanRequest base, Io io) {
   rq.base.workers = shared_workers(o.threads, exchange);
   const ParallelPlan pp = make_parallel_plan(rq);
   if (exchange && exchange->rank() != 0) return kExitOk;
-  PlanRequest shown = rq.base;
-  shown.devices = pp.plan_shape.pp;
-  shown.workload.training.tp = pp.plan_shape.tp;
-  shown.workload.training.dp = pp.plan_shape.dp;
-  shown.workload.training.ep = pp.plan_shape.ep;
+  const PlanRequest shown = layout_request(rq.base, pp.plan_shape);
   if (!o.html.empty()) write_plan_html(o.html, pp.plan, shown);
   io.progress.finish();
   const bool moe = rq.base.workload.model.moe();
@@ -354,15 +353,8 @@ int run_parallel_plan(const PlanOptions& o, PlanRequest base, Io io) {
       e["ep"] = r.shape.ep;
       e["fits"] = r.fits;
       e["candidates"] = r.simulated;
-      if (r.fits) {
-        e["schedule"] = r.best.schedule;
-        e["chunks"] = r.best.chunks;
-        e["microbatches"] = r.best.microbatches;
-        e["microbatch_size"] = r.best.microbatch_size;
-        e["iteration_time_ms"] = r.best.iteration_time_ms;
-        e["bubble_rate"] = r.best.bubble_rate;
-        e["peak_bytes"] = r.best.peak_bytes;
-      }
+      // the layout's fastest candidate that fits, as its own plan lists it
+      if (r.fits) e["best"] = candidate_json(r.best, layout_request(rq.base, r.shape));
       e["reason"] = r.reason;
       layouts.push_back(std::move(e));
     }

@@ -550,6 +550,15 @@ std::vector<ParallelShape> parallel_shapes(const ParallelRequest& rq) {
   return out;
 }
 
+PlanRequest layout_request(const PlanRequest& base, const ParallelShape& shape) {
+  PlanRequest one = base;
+  one.devices = shape.pp;
+  one.workload.training.tp = shape.tp;
+  one.workload.training.dp = shape.dp;
+  one.workload.training.ep = shape.ep;
+  return one;
+}
+
 ParallelPlan make_parallel_plan(const ParallelRequest& rq) {
   const std::vector<ParallelShape> shapes = parallel_shapes(rq);
   const bool moe = rq.base.workload.model.moe();
@@ -557,11 +566,7 @@ ParallelPlan make_parallel_plan(const ParallelRequest& rq) {
   std::optional<ConfigError> first_refusal;
   std::vector<Plan> plans;  // per row, in search order
   for (const ParallelShape& shape : shapes) {
-    PlanRequest one = rq.base;
-    one.devices = shape.pp;
-    one.workload.training.tp = shape.tp;
-    one.workload.training.dp = shape.dp;
-    one.workload.training.ep = shape.ep;
+    const PlanRequest one = layout_request(rq.base, shape);
     ParallelRow row;
     row.shape = shape;
     Plan plan;
@@ -611,8 +616,9 @@ ParallelPlan make_parallel_plan(const ParallelRequest& rq) {
   if (!out.rows.empty() && out.rows.front().fits) {
     out.best = 0;
     const ParallelRow& w = out.rows.front();
-    out.why = fmt::format("{}: {}", shape_text(w.shape, moe), out.plan.why);
-    if (out.rows.size() > 1 && out.rows[1].fits) {
+    if (out.rows.size() < 2 || !out.rows[1].fits) {
+      out.why = fmt::format("{}: {}", shape_text(w.shape, moe), out.plan.why);
+    } else {
       const ParallelRow& r = out.rows[1];
       out.why = fmt::format("{} on {}: {} (v={}, m={}, b={}), {} ms per iteration; {:.1f}% faster "
                             "than the best other layout, {}: {} (v={}, m={}, b={}), {} ms",

@@ -152,6 +152,9 @@ struct ParallelPlan {
   std::size_t simulated{0};  ///< candidates simulated over every layout
 };
 
+/// `base` on one layout: its pp devices, tp, dp and ep.
+[[nodiscard]] PlanRequest layout_request(const PlanRequest& base, const ParallelShape& shape);
+
 /// The layouts make_parallel_plan plans, in search order (pp, then tp, then ep ascending);
 /// ConfigError when none exists or there are more than kMaxParallelShapes.
 inline constexpr std::size_t kMaxParallelShapes = 96;

@@ -77,8 +77,7 @@ TEST_CASE("plan --gpus searches ep for a mixture of experts over the experts dp 
 
 TEST_CASE("each layout's row is its own whole plan, and the winner is the fastest that fits",
           "[run][plan]") {
-  ParallelRequest rq = parallel_request("zb-1.5b", 8, 24);
-  rq.fixed_pp = 0;
+  const ParallelRequest rq = parallel_request("zb-1.5b", 8, 24);
   const ParallelPlan pp = make_parallel_plan(rq);
   REQUIRE(pp.rows.size() == 10);
   REQUIRE(pp.best == 0);
@@ -90,11 +89,8 @@ TEST_CASE("each layout's row is its own whole plan, and the winner is the fastes
   // The rows are make_plan's own answers for their layouts.
   for (std::size_t i : {std::size_t{0}, pp.rows.size() - 1}) {
     const ParallelRow& r = pp.rows[i];
-    PlanRequest one = rq.base;
-    one.devices = r.shape.pp;
-    one.workload.training.tp = r.shape.tp;
-    one.workload.training.dp = r.shape.dp;
-    const Plan alone = make_plan(one);
+    const Plan alone = make_plan(layout_request(rq.base, r.shape));
+    CHECK(alone.candidates.size() == r.simulated);
     CHECK(r.simulated == alone.simulated);
     CHECK(r.fits == (alone.best >= 0));
     if (r.fits) {
