@@ -43,9 +43,10 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
   const int devices = rq.devices.value_or(0);
   if (devices < 1) throw ConfigError("--recompute auto: needs -p");
   RunRequest probe = rq;
+  probe.chunks = request_chunks(rq);  // a chunked schedule's layout has v p stages to choose for
   probe.workload->recompute_auto = false;
   probe.jitter = {};  // the probes need no samples; the final run takes them
-  const Layout layout = workload_layout(*probe.workload, devices, rq.chunks);
+  const Layout layout = workload_layout(*probe.workload, devices, probe.chunks);
   const std::size_t n = layout.stages.size();
   std::vector<std::vector<StageRecompute>> ladders;
   for (const StageLayers& st : layout.stages)

@@ -232,10 +232,17 @@ double fullest_state_bytes(const Schedule& schedule, const CostSpec& costs) {
 
 } // namespace
 
+int request_chunks(const RunRequest& rq) {
+  if (rq.chunks != 0 || is_schedule_file(rq.schedule)) return rq.chunks;
+  const ScheduleInfo* info = find_schedule(rq.schedule);
+  if (info == nullptr) throw unknown_schedule(rq.schedule);
+  const int v = built_chunks(*info, ScheduleSpec{});
+  return v > 1 ? v : 0;
+}
+
 namespace {
 
 ResolvedRequest resolve_uncombined(const RunRequest& rq) {
-  if (rq.workload && rq.workload->recompute_auto) return resolve_request(choose_recompute(rq).request);
   ResolvedRequest r;
   const bool file = is_schedule_file(rq.schedule);
   if (file) r.schedule = load_schedule_file(rq.schedule, rq.pytorch_notation);
@@ -249,15 +256,15 @@ ResolvedRequest resolve_uncombined(const RunRequest& rq) {
   // model's layout of v p stages (which stage holds the embedding and the loss, how the layers
   // split): its costs are assembled for that v, before it is built.
   if (!file && rq.workload && rq.chunks == 0) {
-    const ScheduleInfo* info = find_schedule(rq.schedule);
-    if (info == nullptr) throw unknown_schedule(rq.schedule);
-    const int v = built_chunks(*info, ScheduleSpec{});
+    const int v = request_chunks(rq);
     if (v > 1) {
       RunRequest chosen = rq;
       chosen.chunks = v;
       return resolve_uncombined(chosen);
     }
   }
+  // --recompute auto chooses per stage of that layout (v p stages for a chunked schedule).
+  if (rq.workload && rq.workload->recompute_auto) return resolve_request(choose_recompute(rq).request);
   r.costs = request_costs(rq, std::max(1, devices));
   if (file) apply_slicing(r.costs, rq, r.schedule.slices);
   r.mem_limit = mem_limit_units(rq.mem_limit, devices, r.costs);

@@ -73,6 +73,10 @@ void check_command_work(double tasks, std::string_view what, std::string_view ho
 /// place a request's costs are assembled.
 [[nodiscard]] CostSpec request_costs(const RunRequest& request, int devices);
 
+/// The chunks a model's layout is cut for: the request's own, or, for a named schedule that
+/// chooses its own count (looped and V schedules: two), that count; 0 = one stage a device.
+[[nodiscard]] int request_chunks(const RunRequest& request);
+
 /// The data-parallel synchronisation of a request: with a workload of `--dp N` (N > 1), per
 /// stage a ring over its N replicas on the device's link (its latency per step, its bandwidth),
 /// of fp32 gradients (4 bytes per parameter, as the memory model keeps them), and with `--zero 1`

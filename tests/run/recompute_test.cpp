@@ -143,6 +143,19 @@ TEST_CASE("recompute: --recompute auto fits llama3-8b on two h100s with the chea
   for (const DeviceMetrics& d : r.metrics.per_device) CHECK(d.recompute == 0);
 }
 
+TEST_CASE("recompute: --recompute auto chooses per stage of a chunked schedule's v p stages", "[run][recompute]") {
+  // interleaved-1f1b builds two chunks a device: its layout has 4 stages on 2 devices (the
+  // choice was once made for 2 and refused as "2 entries for 4 stages").
+  RunRequest rq = request("interleaved-1f1b", 2, 8, workload("llama3-8b"));
+  CHECK_THROWS_AS(run_request(rq), OutOfMemoryError);
+  rq.workload = workload("llama3-8b", "auto");
+  const Run r = run_request(rq);
+  for (const DeviceMetrics& d : r.metrics.per_device) CHECK(d.peak_bytes <= rq.mem_capacity_bytes);
+  const RecomputeChoice c = choose_recompute(rq);
+  CHECK(c.request.workload->recompute.size() == 4);
+  CHECK(c.run.metrics.cost == r.metrics.cost);
+}
+
 TEST_CASE("recompute: --recompute auto needs a model and memory to fit in", "[run][recompute][bad-input]") {
   RunRequest rq = request("1f1b", 2, 4, workload("zb-1.5b", "auto"));
   rq.mem_capacity_bytes = 0;
