@@ -53,7 +53,16 @@ nlohmann::ordered_json model_json(const ModelSpec& m) {
   j["recompute"] = recompute_name(m.recompute);
   j["mlp"] = mlp_name(m.mlp);
   j["tied_embeddings"] = m.tied_embeddings;
-  if (m.head_dim > 0) j["head_dim"] = m.head_dim;
+  if (m.head_dim > 0 && !m.mla()) j["head_dim"] = m.head_dim;
+  if (m.mla()) {
+    nlohmann::ordered_json a;
+    a["kv_lora_rank"] = m.kv_lora_rank;
+    a["q_lora_rank"] = m.q_lora_rank;
+    a["qk_nope_head_dim"] = m.head_dim;
+    a["qk_rope_head_dim"] = m.qk_rope_head_dim;
+    a["v_head_dim"] = m.v_head_dim;
+    j["mla"] = std::move(a);
+  }
   if (m.moe()) {
     nlohmann::ordered_json e;
     e["experts"] = m.experts;
@@ -61,6 +70,7 @@ nlohmann::ordered_json model_json(const ModelSpec& m) {
     e["expert_ffn"] = m.expert_ffn;
     e["shared_experts"] = m.shared_experts;
     e["capacity_factor"] = m.capacity_factor;
+    if (m.dense_layers > 0) e["dense_layers"] = m.dense_layers;
     j["moe"] = std::move(e);
   }
   return j;
@@ -162,11 +172,16 @@ int run_costs(const CostsOptions& o, Io io) {
   }
   const ModelSpec& m = w->model;
   const std::string mlp =
-      m.moe() ? fmt::format("{} experts of {} (top-{}{}{})", m.experts, m.expert_ffn, m.top_k,
+      m.moe() ? fmt::format("{} experts of {} (top-{}{}{}){}", m.experts, m.expert_ffn, m.top_k,
                             m.shared_experts > 0 ? fmt::format(", {} shared", m.shared_experts) : "",
-                            m.capacity_factor > 0 ? fmt::format(", capacity {:g}", m.capacity_factor) : "")
+                            m.capacity_factor > 0 ? fmt::format(", capacity {:g}", m.capacity_factor) : "",
+                            m.dense_layers > 0 ? fmt::format(" after {} dense layers of ffn {}", m.dense_layers, m.ffn) : "")
               : fmt::format("ffn {}", m.ffn);
-  const std::string heads = m.head_dim > 0 ? fmt::format(" of {}", m.head_dim) : "";
+  const std::string heads =
+      m.mla() ? fmt::format(" of {}+{} (MLA: q latent {}, kv latent {}, v {})", m.head_dim,
+                            m.qk_rope_head_dim, m.q_lora_rank, m.kv_lora_rank, m.v_head_dim)
+      : m.head_dim > 0 ? fmt::format(" of {}", m.head_dim)
+                       : "";
   io.out << fmt::format("model     {} ({} parameters; {} layers, hidden {}, {} heads{} ({} KV), {}, "
                         "seq {}, micro-batch {}, vocab {}, {}, recompute {})\n",
                         m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads, heads,
@@ -535,8 +550,9 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
                             "vocab", "mlp");
       for (const ModelSpec& m : model_presets()) {
         const std::string mlp =
-            m.moe() ? fmt::format("{}, {} experts, top-{} ({} active)", mlp_name(m.mlp), m.experts,
-                                  m.top_k, human_count(active_parameter_count(m)))
+            m.moe() ? fmt::format("{}, {} experts, top-{} ({} active){}", mlp_name(m.mlp), m.experts,
+                                  m.top_k, human_count(active_parameter_count(m)),
+                                  m.mla() ? ", MLA" : "")
                     : std::string(mlp_name(m.mlp));
         io.out << fmt::format("{:<17} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
                               m.name, human_count(parameter_count(m)), m.layers, m.hidden, m.heads,

@@ -55,7 +55,47 @@ ModelSpec moe(ModelSpec m, int head_dim, int experts, int top_k, int expert_ffn)
   return m;
 }
 
+// DeepSeek's multi-head latent attention and first dense layers over a mixture of experts.
+ModelSpec latent(ModelSpec m, int q_lora, int kv_lora, int rope, int v_head, int shared, int dense) {
+  m.q_lora_rank = q_lora;
+  m.kv_lora_rank = kv_lora;
+  m.qk_rope_head_dim = rope;
+  m.v_head_dim = v_head;
+  m.shared_experts = shared;
+  m.dense_layers = dense;
+  return m;
+}
+
 } // namespace
+
+double AttentionShape::params() const {
+  double n = 0;
+  for (const Projection& p : projections) n += p.in * p.out;
+  return n;
+}
+
+AttentionShape attention_shape(const ModelSpec& m) {
+  AttentionShape a;
+  const double heads = m.heads, h = m.hidden, dh = m.head_width();
+  if (!m.mla()) {
+    a.head_qk = a.head_v = dh;
+    a.q = a.o = dh * heads;
+    a.k = a.v = dh * m.kv_heads;
+    a.projections = {{h, a.q + a.k + a.v, false}, {a.o, h, true}};
+    return a;
+  }
+  const double rope = m.qk_rope_head_dim, cq = m.q_lora_rank, ckv = m.kv_lora_rank;
+  a.head_qk = dh + rope;
+  a.head_v = m.v_head_dim;
+  a.q = a.k = a.head_qk * heads;
+  a.v = a.o = a.head_v * heads;
+  a.latent = 2 * (cq + ckv);
+  a.projections.push_back({h, (cq > 0 ? cq : a.q) + ckv + rope, false});
+  if (cq > 0) a.projections.push_back({cq, a.q, false});
+  a.projections.push_back({ckv, heads * (dh + a.head_v), false});
+  a.projections.push_back({a.o, h, true});
+  return a;
+}
 
 std::string_view recompute_name(Recompute r) {
   switch (r) {
@@ -74,7 +114,7 @@ std::span<const ModelSpec> model_presets() {
   // tied embeddings: 12 L h^2 + V h is then 1.48B, 6.17B, 14.63B and 28.28B parameters, the
   // names' 1.5B, 6.2B, 14.6B and 28.3B. Their layer counts are k p - 2 (one layer fewer on the
   // first and last stage, for the embedding and the loss).
-  static const std::array<ModelSpec, 10> presets = {
+  static const std::array<ModelSpec, 11> presets = {
       preset("zb-1.5b", 22, 2304, 24, 24, 4 * 2304, 1024, 6, 32000, true, MlpKind::gelu),
       preset("zb-6.2b", 30, 4096, 32, 32, 4 * 4096, 1024, 3, 32000, true, MlpKind::gelu),
       preset("zb-14.6b", 46, 5120, 40, 40, 4 * 5120, 1024, 1, 32000, true, MlpKind::gelu),
@@ -100,6 +140,16 @@ std::span<const ModelSpec> model_presets() {
       moe(preset("qwen3-moe-30b-a3b", 48, 2048, 32, 4, 6144, 4096, 1, 151936, false,
                  MlpKind::swiglu, Recompute::selective),
           128, 128, 8, 768),
+      // DeepSeek-V3's config.json (deepseek-ai/DeepSeek-V3): 61 layers, hidden 7168, 128 heads,
+      // multi-head latent attention (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,
+      // qk_rope_head_dim 64, v_head_dim 128), the first 3 layers dense (intermediate 18432), the
+      // others 256 routed experts of 2048 with top-8 and 1 shared expert, vocabulary 129280,
+      // untied; sequence 4096 as its pre-training (DeepSeek-V3 report, 4.3). Its multi-token
+      // prediction module is not in the preset (a layout's `m` places one).
+      latent(moe(preset("deepseek-v3", 61, 7168, 128, 128, 18432, 4096, 1, 129280, false,
+                        MlpKind::swiglu, Recompute::selective),
+                 128, 256, 8, 2048),
+             1536, 512, 64, 128, 1, 3),
   };
   return presets;
 }
@@ -131,6 +181,30 @@ void check_model(const ModelSpec& m, std::string_view where) {
          fmt::format("shared_experts={} (expected 0..{})", m.shared_experts, kMaxExperts));
     need(m.capacity_factor == 0 || (m.capacity_factor >= 1 && m.capacity_factor <= 64),
          fmt::format("capacity_factor={} (expected 0 for dropless, or 1..64)", m.capacity_factor));
+  }
+  need(m.dense_layers >= 0 && m.dense_layers <= m.layers,
+       fmt::format("dense_layers={} (expected 0..layers={})", m.dense_layers, m.layers));
+  need(m.moe() || m.dense_layers == 0, "dense_layers needs experts (moe)");
+  if (m.mla()) {
+    need(m.kv_lora_rank <= kMaxHidden,
+         fmt::format("kv_lora_rank={} (expected 1..{})", m.kv_lora_rank, kMaxHidden));
+    need(m.q_lora_rank >= 0 && m.q_lora_rank <= kMaxHidden,
+         fmt::format("q_lora_rank={} (expected 0..{})", m.q_lora_rank, kMaxHidden));
+    need(m.qk_rope_head_dim >= 0 && m.qk_rope_head_dim <= kMaxHidden,
+         fmt::format("qk_rope_head_dim={} (expected 0..{})", m.qk_rope_head_dim, kMaxHidden));
+    need(m.v_head_dim >= 1 && m.v_head_dim <= kMaxHidden,
+         fmt::format("v_head_dim={} (expected 1..{})", m.v_head_dim, kMaxHidden));
+    need(m.head_dim >= 1, "mla needs head_dim (its qk_nope_head_dim)");
+    need(m.kv_heads == m.heads,
+         fmt::format("kv_heads={}: multi-head latent attention has kv_heads = heads={}",
+                     m.kv_heads, m.heads));
+    need(static_cast<double>(m.heads) * (m.head_dim + m.qk_rope_head_dim + m.v_head_dim) <=
+             64.0 * kMaxHidden,
+         fmt::format("heads={} x (qk_nope_head_dim + qk_rope_head_dim + v_head_dim) is too wide",
+                     m.heads));
+  } else {
+    need(m.kv_lora_rank == 0 && m.q_lora_rank == 0 && m.qk_rope_head_dim == 0 && m.v_head_dim == 0,
+         "q_lora_rank, qk_rope_head_dim and v_head_dim need kv_lora_rank > 0 (mla)");
   }
   need(m.kv_heads >= 1 && m.heads % m.kv_heads == 0,
        fmt::format("kv_heads={} does not divide heads={}", m.kv_heads, m.heads));
@@ -166,6 +240,14 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
          if (m.capacity_factor != 0 && (m.capacity_factor < 1 || m.capacity_factor > 64))
            r.fail(at, fmt::format("{}: expected 0 (dropless) or 1..64", m.capacity_factor));
        }},
+      {"dense_layers", false, "", integer(m.dense_layers, 0, limits::kMaxLayers)},
+  };
+  const detail::Field mla_fields[] = {
+      {"kv_lora_rank", true, "missing", integer(m.kv_lora_rank, 1, kMaxHidden)},
+      {"q_lora_rank", false, "", integer(m.q_lora_rank, 0, kMaxHidden)},
+      {"qk_nope_head_dim", true, "missing", integer(m.head_dim, 1, kMaxHidden)},
+      {"qk_rope_head_dim", false, "", integer(m.qk_rope_head_dim, 0, kMaxHidden)},
+      {"v_head_dim", true, "missing", integer(m.v_head_dim, 1, kMaxHidden)},
   };
   const detail::Field fields[] = {
       detail::schema_field(r, "ppsim.model/1"),
@@ -205,6 +287,8 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
       {"head_dim", false, "", integer(m.head_dim, 1, kMaxHidden)},
       {"moe", false, "",
        [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, moe_fields); }},
+      {"mla", false, "",
+       [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, mla_fields); }},
       {"mlp", false, "",
        [&](const json& v, const std::string& at) {
          const std::string s = r.string(v, at);
@@ -214,6 +298,12 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
        }},
   };
   const auto seen = detail::read_fields(r, doc, "", fields);
+  if (seen.has("mla") && seen.has("head_dim"))
+    r.fail("/head_dim", "with mla a head's width is mla's qk_nope_head_dim: give that one");
+  if (seen.has("mla") && seen.has("kv_heads") && m.kv_heads != m.heads)
+    r.fail("/kv_heads", fmt::format("kv_heads={}: multi-head latent attention has kv_heads = "
+                                    "heads={}",
+                                    m.kv_heads, m.heads));
   if (!seen.has("kv_heads")) m.kv_heads = m.heads;
   if (!seen.has("ffn")) m.ffn = 4 * m.hidden;
   if (m.head_dim == 0 && m.hidden % m.heads != 0)
@@ -221,6 +311,9 @@ ModelSpec parse_model_json(std::string_view text, std::string_view where) {
                                  m.hidden));
   if (m.moe() && m.top_k > m.experts)
     r.fail("/moe/top_k", fmt::format("top_k={} is more than experts={}", m.top_k, m.experts));
+  if (m.dense_layers > m.layers)
+    r.fail("/moe/dense_layers",
+           fmt::format("dense_layers={} is more than layers={}", m.dense_layers, m.layers));
   if (m.heads % m.kv_heads != 0)
     r.fail("/kv_heads", fmt::format("kv_heads={} does not divide heads={}", m.kv_heads, m.heads));
   check_model(m, where);

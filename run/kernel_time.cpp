@@ -69,7 +69,7 @@ double expert_all_to_all_ms(const DeviceSpec& d, double bytes, int ep, int tp) {
 namespace {
 
 struct KernelDims {
-  double s, b, T, h, q, dh, kv, f, a, V, n_up, k, t;
+  double s, b, T, h, f, a, V, n_up, k, t;
   double Te;  // tokens of the elementwise work on one rank: T / t with sequence parallelism
 };
 
@@ -79,9 +79,6 @@ KernelDims dims_of(const ModelSpec& m, const TrainingSpec& training) {
   x.b = m.microbatch_size;
   x.T = x.s * x.b;
   x.h = m.hidden;
-  x.dh = m.head_width();
-  x.q = x.dh * m.heads;  // the queries' width: h unless head_dim says otherwise
-  x.kv = x.dh * m.kv_heads;
   x.f = m.ffn;
   x.a = m.heads;
   x.V = m.vocab;
@@ -92,8 +89,8 @@ KernelDims dims_of(const ModelSpec& m, const TrainingSpec& training) {
   return x;
 }
 
-// A weight GEMM of a layer on one rank, as (m, n, k) of the forward: QKV (h -> q + 2 h_kv),
-// the output projection (q -> h), the MLP's up (h -> n_up f) and down (f -> h) matrices.
+// A weight GEMM of a layer on one rank, as (m, n, k) of the forward: the attention's
+// projections, the MLP's up (h -> n_up f) and down (f -> h) matrices.
 struct GemmShape {
   double m, n, k;
 };
@@ -139,19 +136,23 @@ LayerBlocks decoder_layer_blocks(const ModelSpec& m, const DeviceSpec& d, const 
     t.B.gemm += gemm_ms(d, g.m, g.k, g.n, d.efficiency_B, x.k, x.k, batch);
     t.W.gemm += gemm_ms(d, g.k, g.n, g.m, d.efficiency_W, x.k, 4 + 4, batch);
   };
-  weight_gemm(at, GemmShape{x.T, (x.q + 2 * x.kv) / x.t, x.h}, 1);
-  weight_gemm(at, GemmShape{x.T, x.h, x.q / x.t}, 1);
-  // The attention core over a / t heads of width dh.
+  // The attention's projections: QKV and the output projection (MLA: the fused down
+  // projections, the two up projections, the output projection), column parallel over the TP
+  // ranks but for the last, row parallel.
+  const AttentionShape shape = attention_shape(m);
+  for (const Projection& p : shape.projections)
+    weight_gemm(at, p.row_parallel ? GemmShape{x.T, p.out, p.in / x.t} : GemmShape{x.T, p.out / x.t, p.in}, 1);
+  // The attention core over a / t heads, QK^T of width dqk and PV of dv (dh both, but for MLA).
   const double heads = x.a / x.t;
-  const double dh = x.dh;
+  const double dqk = shape.head_qk, dv = shape.head_v;
   const double sb = x.s * x.s * x.b * heads;  // score values on this rank
   TimeParts core_F, core_B;
   if (m.flash_attention) {
-    // One kernel each way, compute-bound: QK^T and PV forward (4 b s^2 a dh / t FLOPs), twice
-    // that backward; it reads Q, K, V (and O, dO) and writes O (dQ, dK, dV).
-    const double qkv = x.T * (x.q + 2 * x.kv) / x.t * x.k;
-    const double o = x.T * x.q / x.t * x.k;
-    const double flops = 2 * x.s * x.s * dh * x.b * heads;  // one of QK^T, PV
+    // One kernel each way, compute-bound: QK^T and PV forward (2 b s^2 a (dqk + dv) / t FLOPs),
+    // twice that backward; it reads Q, K, V (and O, dO) and writes O (dQ, dK, dV).
+    const double qkv = x.T * (shape.q + shape.k + shape.v) / x.t * x.k;
+    const double o = x.T * shape.o / x.t * x.k;
+    const double flops = x.s * x.s * (dqk + dv) * x.b * heads;  // half of QK^T and PV
     core_F.attention = kernel_ms(d, 2 * flops, qkv + o, d.efficiency_F);
     core_B.attention = kernel_ms(d, 4 * flops, 2 * qkv + 2 * o, d.efficiency_B);
   } else {
@@ -160,14 +161,14 @@ LayerBlocks decoder_layer_blocks(const ModelSpec& m, const DeviceSpec& d, const 
     // P V. Backward: dV = P^T dO and dP = dO V^T, the dropout's and the softmax's backward (read
     // two, write one), dQ = dS K and dK = dS^T Q.
     const double bh = x.b * heads;
-    core_F.attention = gemm_ms(d, x.s, x.s, dh, d.efficiency_F, x.k, x.k, bh) +
-                       gemm_ms(d, x.s, dh, x.s, d.efficiency_F, x.k, x.k, bh);
+    core_F.attention = gemm_ms(d, x.s, x.s, dqk, d.efficiency_F, x.k, x.k, bh) +
+                       gemm_ms(d, x.s, dv, x.s, d.efficiency_F, x.k, x.k, bh);
     core_F.memory = hbm_ms(d, sb * (2 * x.k + 2 * x.k + 1));
     core_F.overhead = overhead_ms(d, 2);
-    core_B.attention = gemm_ms(d, x.s, dh, x.s, d.efficiency_B, x.k, x.k, bh) +
-                       gemm_ms(d, x.s, x.s, dh, d.efficiency_B, x.k, x.k, bh) +
-                       gemm_ms(d, x.s, dh, x.s, d.efficiency_B, x.k, x.k, bh) +
-                       gemm_ms(d, dh, x.s, x.s, d.efficiency_B, x.k, x.k, bh);
+    core_B.attention = gemm_ms(d, x.s, dv, x.s, d.efficiency_B, x.k, x.k, bh) +
+                       gemm_ms(d, x.s, x.s, dv, d.efficiency_B, x.k, x.k, bh) +
+                       gemm_ms(d, x.s, dqk, x.s, d.efficiency_B, x.k, x.k, bh) +
+                       gemm_ms(d, dqk, x.s, x.s, d.efficiency_B, x.k, x.k, bh);
     core_B.memory = hbm_ms(d, sb * ((2 * x.k + 1) + 3 * x.k));
     core_B.overhead = overhead_ms(d, 2);
   }

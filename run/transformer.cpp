@@ -5,6 +5,7 @@
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <numeric>
@@ -15,7 +16,7 @@ namespace ppsim {
 namespace {
 
 struct TransformerShape {
-  double s, b, h, q, kv, f, a, V, T, n_up;
+  double s, b, h, f, a, V, T, n_up;
 };
 
 TransformerShape shape_of(const ModelSpec& m) {
@@ -23,14 +24,20 @@ TransformerShape shape_of(const ModelSpec& m) {
   x.s = m.seq;
   x.b = m.microbatch_size;
   x.h = m.hidden;
-  x.q = static_cast<double>(m.head_width()) * m.heads;      // h unless head_dim says otherwise
-  x.kv = static_cast<double>(m.head_width()) * m.kv_heads;  // K and V width under GQA
   x.f = m.ffn;
   x.a = m.heads;
   x.V = m.vocab;
   x.T = x.s * x.b;
   x.n_up = m.mlp == MlpKind::swiglu ? 2 : 1;  // matrices into the MLP's inner width
   return x;
+}
+
+// One of the first `dense_layers` layers of a mixture of experts: the model with a dense MLP.
+ModelSpec dense_layer_model(const ModelSpec& m) {
+  ModelSpec d = m;
+  d.experts = d.top_k = d.expert_ffn = d.shared_experts = d.dense_layers = 0;
+  d.capacity_factor = 0;
+  return d;
 }
 
 // Bytes of activations relative to the 16-bit formulas of Korthikanti et al.
@@ -51,12 +58,13 @@ LayerEstimate decoder_layer(const ModelSpec& m) { return decoder_layer(m, m.reco
 
 LayerEstimate decoder_layer(const ModelSpec& m, Recompute recompute) {
   const TransformerShape x = shape_of(m);
+  const AttentionShape at = attention_shape(m);
   LayerEstimate e;
-  // GEMMs: QKV (h -> q + 2 h_kv), output projection (q -> h), and the MLP (n_up + 1 matrices h
-  // x f), or for a mixture of experts the router (h -> E), every expert and shared expert (n_up
-  // + 1 matrices h x f_e each), of which a token passes top_k routed ones (times the capacity
-  // factor's padding) and the shared ones.
-  const double attention_params = x.h * (x.q + 2 * x.kv) + x.q * x.h;
+  // GEMMs: the attention's projections (QKV h -> q + 2 h_kv and the output projection q -> h;
+  // MLA's four), and the MLP (n_up + 1 matrices h x f), or for a mixture of experts the router
+  // (h -> E), every expert and shared expert (n_up + 1 matrices h x f_e each), of which a token
+  // passes top_k routed ones (times the capacity factor's padding) and the shared ones.
+  const double attention_params = at.params();
   double mlp_params = (x.n_up + 1) * x.h * x.f;
   double mlp_flops = 2 * x.T * mlp_params;
   // Per token: the values the MLP keeps (its input, inner activations and the down
@@ -72,22 +80,24 @@ LayerEstimate decoder_layer(const ModelSpec& m, Recompute recompute) {
     mlp_flops = 2 * x.T * x.h * m.experts + 2 * routed * expert + 2 * x.T * (x.n_up + 1) * x.h * fs;
   }
   const double G = 2 * x.T * attention_params + mlp_flops;
-  const double A = 4 * x.b * x.s * x.s * x.q;  // QK^T and attention x V
+  // QK^T and attention x V over every head: 4 b s^2 q for heads of one width.
+  const double A = 2 * x.b * x.s * x.s * x.a * (at.head_qk + at.head_v);
   e.F_flops = G + A;
   e.B_flops = G + 2 * A;
   e.W_flops = G;
   if (recompute == Recompute::selective) e.R_flops = A;
   if (recompute == Recompute::full) e.R_flops = G + A;
-  e.params = attention_params + mlp_params + 2 * x.h;  // and two norms
+  e.params = attention_params + mlp_params + 2 * x.h + at.latent / 2;  // and the norms
   // Activation memory per micro-batch, 16-bit values (masks one byte), per Korthikanti et al.:
   // attention 2sbh (QKV input) + 2 sb q + 2 sb h_kv (Q, K) + 2 sb h_kv (V) + 2 sb q (projection
-  // input) + sbh (dropout mask) + 5 a s^2 b (softmax, its mask, dropout output); MLP 2sbh (input)
+  // input) + sbh (dropout mask) + 5 a s^2 b (softmax, its mask, dropout output), and MLA's
+  // latents before and after their norms; MLP 2sbh (input)
   // + 2 n_up sbf (inner activations) + 2sbf (down-projection input) + sbh (mask); two norms
   // 4sbh. For GPT (q = h_kv = h, f = 4h, GELU) that is 34 sbh + 5 a s^2 b. Experts keep, per
   // routed copy, its permuted input (2h) and inner values, the shared experts theirs per token,
   // and the router its fp32 logits and probabilities (8E per token).
   const double sbh = x.T * x.h;
-  const double attention = 3 * sbh + 4 * x.T * x.q + 4 * x.T * x.kv;
+  const double attention = 3 * sbh + 2 * x.T * (at.q + at.k + at.v + at.o) + 2 * x.T * at.latent;
   double mlp = 3 * sbh + (2 * x.n_up + 2) * x.T * x.f;
   if (m.moe())
     mlp = 3 * sbh + routed * (2 * x.h + (2 * x.n_up + 2) * fe) + (2 * x.n_up + 2) * x.T * fs +
@@ -102,13 +112,15 @@ LayerEstimate decoder_layer(const ModelSpec& m, Recompute recompute) {
   }
   // What W needs after B: the inputs of the weight GEMMs (2sbh of QKV's, 2 sb q of the
   // projection's, 2sbh and 2sbf of the MLP's) and their output gradients (2 sb (q + 2 h_kv),
-  // 2sbh, 2 n_up sbf, 2sbh): 32 sbh for GPT. Experts: per routed copy its input and inner values
+  // 2sbh, 2 n_up sbf, 2sbh): 32 sbh for GPT; MLA's four projections alike. Experts: per routed copy its input and inner values
   // and their gradients, the router's input and fp32 logits' gradient, the shared experts'.
   double mlp_w = 2 * sbh + 2 * x.T * x.f + 2 * x.n_up * x.T * x.f + 2 * sbh;
   if (m.moe())
     mlp_w = 2 * sbh + 4 * x.T * m.experts + routed * (2 * x.h + 2 * fe + 2 * x.n_up * fe + 2 * x.h) +
             x.T * (2 * fs + 2 * x.n_up * fs) + (fs > 0 ? 2 * sbh : 0);
-  e.mw_bytes = k * (2 * sbh + 2 * x.T * x.q + 2 * x.T * (x.q + 2 * x.kv) + 2 * sbh + mlp_w);
+  double attention_w = 0;
+  for (const Projection& p : at.projections) attention_w += 2 * x.T * (p.in + p.out);
+  e.mw_bytes = k * (attention_w + mlp_w);
   return e;
 }
 
@@ -139,13 +151,22 @@ LayerEstimate output_layer(const ModelSpec& m) {
 }
 
 double parameter_count(const ModelSpec& m) {
-  const double layers = m.layers * decoder_layer(m).params;
+  const double layers = (m.layers - m.dense_layers) * decoder_layer(m).params +
+                        (m.dense_layers > 0 ? m.dense_layers * decoder_layer(dense_layer_model(m)).params : 0);
   const double embedding = embedding_layer(m).params;
   const double output = output_layer(m).params - (m.tied_embeddings ? embedding : 0);
   return layers + embedding + output;
 }
 
 namespace {
+
+// A stage's decoders in model order, as runs of one recompute mode and one kind of MLP (the
+// dense first layers of a mixture of experts, or its experts).
+struct LayerRun {
+  Recompute mode;
+  bool dense;
+  int n;
+};
 
 // A chain of sub-operations in ms, then as shares of its total.
 struct OpsInMs {
@@ -176,9 +197,9 @@ struct OpsInMs {
 // first, BW each layer's W after its B); the TP collectives on the comm stream too with `full`
 // (half of a block's before it, as the all-gather, half after, as the reduce-scatter), inside
 // the blocks' compute otherwise.
-void stage_sub_ops(StageCosts& c, const ModelSpec& m, const DeviceSpec& d,
+void stage_sub_ops(StageCosts& c, const ModelSpec& m, const ModelSpec& dense, const DeviceSpec& d,
                    const TrainingSpec& training, const StageLayers& st,
-                   const std::array<std::pair<Recompute, int>, 2>& split) {
+                   const std::vector<LayerRun>& runs) {
   const bool tp_on_stream = training.overlap == OverlapMode::full;
   OpsInMs f, b, bw;
   const LayerTimes embed = embedding_layer_times(m, d, training).scaled(st.embedding);
@@ -190,8 +211,9 @@ void stage_sub_ops(StageCosts& c, const ModelSpec& m, const DeviceSpec& d,
     if (tp_on_stream) ops.comm(tp / 2);
   };
   std::vector<LayerBlocks> layers;  // in model order
-  for (const auto& [mode, n] : split)
-    if (n > 0) layers.insert(layers.end(), static_cast<std::size_t>(n), decoder_layer_blocks(m, d, training, mode));
+  for (const LayerRun& r : runs)
+    layers.insert(layers.end(), static_cast<std::size_t>(r.n),
+                  decoder_layer_blocks(r.dense ? dense : m, d, training, r.mode));
   for (const LayerBlocks& l : layers) {
     block(f, l.attention.F, l.tp_F);
     f.comm(l.a2a_F);
@@ -225,7 +247,7 @@ void stage_sub_ops(StageCosts& c, const ModelSpec& m, const DeviceSpec& d,
 double active_parameter_count(const ModelSpec& m) {
   if (!m.moe()) return parameter_count(m);
   const double idle = static_cast<double>(m.experts - m.top_k) / m.experts;
-  return parameter_count(m) - m.layers * idle * decoder_layer(m).expert_params;
+  return parameter_count(m) - (m.layers - m.dense_layers) * idle * decoder_layer(m).expert_params;
 }
 
 ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& layout, int devices,
@@ -265,6 +287,7 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
                                   "per stage)",
                                   excerpt(recompute_text(recompute)), recompute.size(), n_stages));
   const LayerEstimate decoder = decoder_layer(m);
+  const ModelSpec dense = dense_layer_model(m);
   const LayerEstimate embed = embedding_layer(m);
   const LayerEstimate out = output_layer(m);
   // NOTE: the unit is one even device-stage's decoder activations, so `2p` means what it means
@@ -284,6 +307,7 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
     const double t = flops / (rate * efficiency) * 1e3;
     return ms_to_ticks(t, fmt::format("{} time of a stage", what));
   };
+  int first_decoder = 0;  // of the stage, in model order
   for (std::size_t i = 0; i < n_stages; ++i) {
     const StageLayers& st = layout.stages[i];
     LayerEstimate e;
@@ -309,13 +333,25 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
       const int full = r.mode != Recompute::full ? 0 : r.layers < 0 ? layers : std::min(layers, r.layers);
       split = {{{Recompute::full, full}, {r.mode == Recompute::full ? r.rest : r.mode, layers - full}}};
     }
-    for (const auto& [mode, n] : split) add(mode == m.recompute ? decoder : decoder_layer(m, mode), n);
+    // The first dense_layers decoders of the model have a dense MLP (an MTP layer, after all
+    // decoders, never).
+    const int dense_here = std::clamp(m.dense_layers - first_decoder, 0, st.decoders);
+    first_decoder += st.decoders;
+    std::vector<LayerRun> runs;
+    for (int pos = 0; const auto& [mode, n] : split) {
+      const int d_n = std::clamp(dense_here - pos, 0, n);
+      if (d_n > 0) runs.push_back({mode, true, d_n});
+      if (n > d_n) runs.push_back({mode, false, n - d_n});
+      pos += n;
+    }
+    for (const LayerRun& r : runs)
+      add(r.dense ? decoder_layer(dense, r.mode) : r.mode == m.recompute ? decoder : decoder_layer(m, r.mode), r.n);
     add(out, st.loss);
     LayerTimes times;
     if (kernel_level(d)) {
       times += embedding_layer_times(m, d, training).scaled(st.embedding);
-      for (const auto& [mode, n] : split)
-        if (n > 0) times += decoder_layer_times(m, d, training, mode).scaled(n);
+      for (const LayerRun& r : runs)
+        times += decoder_layer_times(r.dense ? dense : m, d, training, r.mode).scaled(r.n);
       times += output_layer_times(m, d, training).scaled(st.loss);
     }
     e.F_flops /= tp;
@@ -333,7 +369,7 @@ ModelCosts model_costs(const ModelSpec& m, const DeviceSpec& d, const Layout& la
       c.B = add_ticks(ms_to_ticks(times.B.total(), "B time of a stage"), c.R);
       c.W = ms_to_ticks(times.W.total(), "W time of a stage");
       mc.times.push_back(times);
-      if (training.overlap != OverlapMode::none) stage_sub_ops(c, m, d, training, st, split);
+      if (training.overlap != OverlapMode::none) stage_sub_ops(c, m, dense, d, training, st, runs);
     } else {
       c.F = ms(e.F_flops, d.efficiency_F, "F");
       c.R = ms(e.R_flops, d.efficiency_F, "recomputed forward");

@@ -1,6 +1,7 @@
 // Helpers every test folder shares: the message of an expected error.
 #pragma once
 
+#include "io/device_file.hpp"
 #include "sim/errors.hpp"
 #include "sim/time.hpp"
 
@@ -26,6 +27,22 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 
 /// The message of the E that fn() throws, or "(no error)" when it throws none (so a Contains
 /// check on it fails and shows why).
+/// A device of round numbers for hand-worked times: 100 TFLOP/s at 50 %, 1000 GB/s of HBM at
+/// 100 %, 200 GB/s of NVLink, 50 GB/s of InfiniBand, no fixed costs.
+inline DeviceSpec round_device() {
+  DeviceSpec d;
+  d.name = "round";
+  d.peak_tflops = 100;
+  d.efficiency_F = d.efficiency_B = d.efficiency_W = 0.5;
+  d.hbm_gbytes_per_s = 1000;
+  d.hbm_efficiency = 1;
+  d.kernel_overhead_us = 0;
+  d.tp_link_gbytes_per_s = 200;
+  d.link_gbytes_per_s = 50;
+  d.link_latency_ms = 0;
+  return d;
+}
+
 template <class E = Error, class F> std::string error_of(F&& fn) {
   try {
     fn();

@@ -21,8 +21,12 @@ TEST_CASE("ppsim models lists the presets with their parameter counts", "[cli][m
   // them (Mixtral-8x7B 46.7B, 12.9B active; Qwen3-30B-A3B 30.5B, "3.3B" active)
   CHECK_THAT(r.out, Contains("46.7B") && Contains("8 experts, top-2 (12.9B active)"));
   CHECK_THAT(r.out, Contains("30.5B") && Contains("128 experts, top-8 (3.35B active)"));
+  // DeepSeek-V3: 671B, 36.6B active without its embedding (37.6B with it, as counted here)
+  CHECK_THAT(r.out, Contains("671B") && Contains("256 experts, top-8 (37.6B active), MLA"));
   const auto j = nlohmann::json::parse(run_ppsim({"models", "--json"}).out);
-  REQUIRE(j.size() == 10);
+  REQUIRE(j.size() == 11);
+  CHECK(j[10]["mla"]["kv_lora_rank"] == 512);
+  CHECK(j[10]["moe"]["dense_layers"] == 3);
   CHECK(j[1]["name"] == "zb-6.2b");
   // 12 L h^2 (the GEMMs), 2 h L (the norms), V h (one tied embedding), 2 h (the final norm)
   CHECK(j[1]["parameters"].get<double>() == 12.0 * 30 * 4096 * 4096 + 2.0 * 4096 * 30 +

@@ -14,21 +14,9 @@
 using namespace ppsim;
 using Catch::Matchers::Contains;
 using ppsim::test::error_of;
+using ppsim::test::round_device;
 
 namespace {
-
-// 100 TFLOP/s at 50 %, 1000 GB/s at 100 %, no fixed cost, 200 GB/s between TP ranks.
-DeviceSpec round_device() {
-  DeviceSpec d;
-  d.name = "round";
-  d.peak_tflops = 100;
-  d.efficiency_F = d.efficiency_B = d.efficiency_W = 0.5;
-  d.hbm_gbytes_per_s = 1000;
-  d.hbm_efficiency = 1;
-  d.kernel_overhead_us = 0;
-  d.tp_link_gbytes_per_s = 200;
-  return d;
-}
 
 ModelSpec small_gpt() {
   ModelSpec m;

@@ -15,6 +15,7 @@
 using namespace ppsim;
 using Catch::Matchers::Contains;
 using ppsim::test::error_of;
+using ppsim::test::round_device;
 
 namespace {
 
@@ -36,20 +37,6 @@ ModelSpec tiny_moe() {
   return m;
 }
 
-// 100 TFLOP/s, 1000 GB/s of HBM, 200 GB/s of NVLink, 50 GB/s of InfiniBand, no fixed costs.
-DeviceSpec moe_device() {
-  DeviceSpec d;
-  d.name = "round";
-  d.peak_tflops = 100;
-  d.efficiency_F = d.efficiency_B = d.efficiency_W = 0.5;
-  d.hbm_gbytes_per_s = 1000;
-  d.hbm_efficiency = 1;
-  d.kernel_overhead_us = 0;
-  d.tp_link_gbytes_per_s = 200;
-  d.link_gbytes_per_s = 50;
-  d.link_latency_ms = 0;
-  return d;
-}
 
 } // namespace
 
@@ -92,7 +79,7 @@ TEST_CASE("a mixture-of-experts layer's FLOPs and parameters, worked by hand", "
 }
 
 TEST_CASE("an expert all-to-all goes over NVLink within a node and InfiniBand across", "[run][moe]") {
-  const DeviceSpec d = moe_device();  // 8 devices a node
+  const DeviceSpec d = round_device();  // 8 devices a node
   CHECK(expert_all_to_all_ms(d, 1e9, 1, 1) == 0);
   // 4 ranks on one node: 3/4 of the bytes leave over NVLink: 0.75 GB / 200 GB/s
   CHECK(expert_all_to_all_ms(d, 1e9, 4, 1) == Approx(3.75));
@@ -104,7 +91,7 @@ TEST_CASE("an expert all-to-all goes over NVLink within a node and InfiniBand ac
 
 TEST_CASE("expert parallelism (--ep) divides the experts a rank holds and times the all-to-alls", "[run][moe]") {
   const ModelSpec m = tiny_moe();
-  const DeviceSpec d = moe_device();
+  const DeviceSpec d = round_device();
   const Layout layout = default_layout(m.layers, 2);
   const ModelCosts one = model_costs(m, d, layout, 2, {});
   const ModelCosts four = model_costs(m, d, layout, 2, {.dp = 4, .ep = 4});
@@ -122,7 +109,7 @@ TEST_CASE("expert parallelism (--ep) divides the experts a rank holds and times 
 TEST_CASE("overlap (--overlap) gives every stage its sub-operations; none leaves the costs as they were",
           "[run][moe]") {
   const ModelSpec m = tiny_moe();
-  const DeviceSpec d = moe_device();
+  const DeviceSpec d = round_device();
   const Layout layout = default_layout(m.layers, 2);
   const ModelCosts plain = model_costs(m, d, layout, 2, {.dp = 4, .ep = 4});
   for (const StageCosts& c : plain.costs.stages) CHECK(c.F_ops.empty());
@@ -156,7 +143,7 @@ TEST_CASE("overlap (--overlap) gives every stage its sub-operations; none leaves
 
 TEST_CASE("bad --ep, --streams and moe objects are refused with what is wrong", "[run][moe][errors]") {
   const Layout layout = default_layout(4, 2);
-  const DeviceSpec d = moe_device();
+  const DeviceSpec d = round_device();
   ModelSpec dense = tiny_moe();
   dense.experts = 0;
   CHECK_THAT(error_of<ConfigError>([&] { (void)model_costs(dense, d, layout, 2, {.dp = 2, .ep = 2}); }),
