@@ -136,7 +136,9 @@ TEST_CASE("the count of problems does not depend on how many are described",
   Schedule wide = s;
   wide.microbatches = 100'000;
   wide.microbatch_route.assign(100'000, 0);
-  const auto sparse_all = validate(wide, 1'000'000);
+  // Counted, not described: describing each of its hundreds of thousands of problems would be
+  // the slowest part of the suite and prove nothing the dense case above has not.
+  const auto sparse_all = validate(wide, 0);
   CHECK(validate(wide, 3).total == sparse_all.total);
   CHECK(sparse_all.total > all.total);
 }
