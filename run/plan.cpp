@@ -81,8 +81,7 @@ bool simulate_candidate(const PlanRequest& rq, PlanCandidate& c, double capacity
     c.layout = layout_text(workload_layout(*run.workload, rq.devices, c.chunks));
     Run r = run_request(run);
     // NOTE: with --dp the iteration ends with the data-parallel tail, not the last task
-    c.iteration_time_ms = ticks_to_ms(has_iteration_time(r) ? r.iterations.iteration_time
-                                                            : r.metrics.makespan);
+    c.iteration_time_ms = ticks_to_ms(iteration_time(r));
     c.exposed_dp_ms = ticks_to_ms(r.metrics.exposed_dp);
     Ticks exposed = 0, inside = 0;
     for (const DeviceMetrics& d : r.metrics.per_device) {

@@ -2,11 +2,13 @@
 #include "run/recompute.hpp"
 
 #include "run/transformer.hpp"
+#include "schedules/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/metrics.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 
 namespace ppsim {
 
@@ -86,8 +88,13 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
   };
   std::size_t longest = 0;
   for (const auto& l : ladders) longest = std::max(longest, l.size());
+  const auto fits = [&](const Run& run) {
+    const std::vector<bool> bad = over(run.metrics, run.mem_limit);
+    return std::none_of(bad.begin(), bad.end(), [](bool b) { return b; });
+  };
+  std::optional<Run> found;
   // NOTE: every round moves at least one stage up, so the rounds end within the ladders.
-  for (std::size_t round = 0; round <= longest; ++round) {
+  for (std::size_t round = 0; round <= longest && !found; ++round) {
     apply();
     Run run;
     try {
@@ -99,11 +106,8 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
     }
     std::vector<bool> bad = over(run.metrics, run.mem_limit);
     if (std::none_of(bad.begin(), bad.end(), [](bool b) { return b; }) || !step(run.schedule, bad)) {
-      if (rq.jitter.requested()) {
-        probe.jitter = rq.jitter;
-        run = run_unchecked(probe);
-      }
-      return {probe, std::move(run)};
+      found = std::move(run);
+      break;
     }
     // On this run's order a device's peak does not depend on the times: step on until it fits.
     for (;;) {
@@ -113,10 +117,37 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
       if (std::none_of(bad.begin(), bad.end(), [](bool b) { return b; }) || !step(run.schedule, bad)) break;
     }
   }
-  apply();
-  probe.jitter = rq.jitter;
-  Run run = run_unchecked(probe);
-  return {probe, std::move(run)};
+  if (!found) {
+    apply();
+    probe.jitter = rq.jitter;
+    Run run = run_unchecked(probe);
+    return {probe, std::move(run)};
+  }
+  // A schedule that searches its order under the memory left (zb-v, zb-auto) fits at every step,
+  // but with little room it may find a far slower order than with more recomputation and more
+  // room: from the first choice that fits, every stage steps on up its ladder, and the fastest
+  // iteration that fits is kept (ties: the less recomputation).
+  if (const ScheduleInfo* info = find_schedule(rq.schedule); info != nullptr && takes_mem_limit(*info)) {
+    std::vector<std::size_t> best_at = at;
+    while (advance(std::vector<bool>(n, true))) {
+      apply();
+      try {
+        Run run = run_unchecked(probe);
+        if (fits(run) && iteration_time(run) < iteration_time(*found)) {
+          found = std::move(run);
+          best_at = at;
+        }
+      } catch (const InfeasibleError&) {
+      }
+    }
+    at = best_at;
+    apply();
+  }
+  if (rq.jitter.requested()) {
+    probe.jitter = rq.jitter;
+    found = run_unchecked(probe);
+  }
+  return {probe, std::move(*found)};
 }
 
 } // namespace ppsim

@@ -1,4 +1,5 @@
-// `--recompute auto`: per stage the cheapest recomputation that lets every device fit.
+// `--recompute auto`: per stage the cheapest recomputation that lets every device fit (for a
+// memory-limited search, the one whose run is fastest).
 #pragma once
 
 #include "run/request.hpp"
@@ -22,8 +23,11 @@ struct RecomputeChoice {
 /// recomputed forward costs), re-measuring the same run's order, which decides a device's peak;
 /// then the run is simulated again with the choices (a schedule built from costs may change)
 /// and the steps go on from there, at most limits of the ladders. A device that does not fit
-/// with everything recomputed is left at full, for run_request to report. ConfigError when the
-/// request has no workload or no memory to fit in.
+/// with everything recomputed is left at full, for run_request to report. A schedule whose
+/// search takes the memory limit (takes_mem_limit: zb-v, zb-auto) fits at every step but may
+/// find a far slower order in little room: from the first choice that fits, every stage steps on
+/// up its ladder and the fastest iteration that fits is kept (ties: the less recomputation).
+/// ConfigError when the request has no workload or no memory to fit in.
 [[nodiscard]] RecomputeChoice choose_recompute(const RunRequest& request);
 
 } // namespace ppsim

@@ -60,6 +60,11 @@ struct Run {
          run.iterations.iteration_time > 0;
 }
 
+/// The time of one iteration: iterations.iteration_time where the run has one, else the makespan.
+[[nodiscard]] inline Ticks iteration_time(const Run& run) {
+  return has_iteration_time(run) ? run.iterations.iteration_time : run.metrics.makespan;
+}
+
 /// Validates (ScheduleError with every violation), expands the costs over the schedule's
 /// stages, simulates (under `comm`, with `offload`'s copies), adds the data-parallel tail of
 /// `data_parallel` (data_parallel_tail) with `optimizer_step` on every device after its last

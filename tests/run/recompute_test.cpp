@@ -156,6 +156,31 @@ TEST_CASE("recompute: --recompute auto chooses per stage of a chunked schedule's
   CHECK(c.run.metrics.cost == r.metrics.cost);
 }
 
+TEST_CASE("recompute: --recompute auto on a memory-limited search keeps the fastest run that fits",
+          "[run][recompute]") {
+  // DeepSeek-V3 as trained (PP 16, EP 64, DP 128 ZeRO-1): zb-v fits with no recomputation, but
+  // in 1.4 micro-batches of room its search finds an order of 63.4 s; more recomputation gives it
+  // room for a far shorter one. auto was once the first that fits.
+  WorkloadSpec w = workload("deepseek-v3");
+  w.training.ep = 64;
+  w.training.dp = 128;
+  w.training.zero = 1;
+  RunRequest rq = request("zb-v", 16, 32, w);
+  const auto iteration_with = [&](const char* choice) {
+    RunRequest one = rq;
+    apply_recompute(*one.workload, parse_recompute(choice));
+    return iteration_time(run_request(one));
+  };
+  const Ticks none = iteration_with("none");
+  rq.workload = w;
+  apply_recompute(*rq.workload, parse_recompute("auto"));
+  const Run r = run_request(rq);
+  for (const DeviceMetrics& d : r.metrics.per_device) CHECK(d.peak_bytes <= rq.mem_capacity_bytes);
+  CHECK(iteration_time(r) * 4 < none);
+  CHECK(iteration_time(r) <= iteration_with("selective"));
+  CHECK(iteration_time(r) <= iteration_with("full"));
+}
+
 TEST_CASE("recompute: --recompute auto needs a model and memory to fit in", "[run][recompute][bad-input]") {
   RunRequest rq = request("1f1b", 2, 4, workload("zb-1.5b", "auto"));
   rq.mem_capacity_bytes = 0;
