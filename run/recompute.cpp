@@ -86,12 +86,11 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
         move[static_cast<std::size_t>(cost_piece(topo, stage, static_cast<int>(n)))] = true;
     return advance(move);
   };
-  std::size_t longest = 0;
-  for (const auto& l : ladders) longest = std::max(longest, l.size());
-  const auto fits = [&](const Run& run) {
-    const std::vector<bool> bad = over(run.metrics, run.mem_limit);
+  const auto none_over = [](const std::vector<bool>& bad) {
     return std::none_of(bad.begin(), bad.end(), [](bool b) { return b; });
   };
+  std::size_t longest = 0;
+  for (const auto& l : ladders) longest = std::max(longest, l.size());
   std::optional<Run> found;
   // NOTE: every round moves at least one stage up, so the rounds end within the ladders.
   for (std::size_t round = 0; round <= longest && !found; ++round) {
@@ -105,7 +104,7 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
       continue;
     }
     std::vector<bool> bad = over(run.metrics, run.mem_limit);
-    if (std::none_of(bad.begin(), bad.end(), [](bool b) { return b; }) || !step(run.schedule, bad)) {
+    if (none_over(bad) || !step(run.schedule, bad)) {
       found = std::move(run);
       break;
     }
@@ -114,7 +113,7 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
       apply();
       const CostModel model = cost_model_for(request_costs(probe, devices), run.schedule);
       bad = over(measure(run.timeline, model), run.mem_limit);
-      if (std::none_of(bad.begin(), bad.end(), [](bool b) { return b; }) || !step(run.schedule, bad)) break;
+      if (none_over(bad) || !step(run.schedule, bad)) break;
     }
   }
   if (!found) {
@@ -133,11 +132,12 @@ RecomputeChoice choose_recompute(const RunRequest& rq) {
       apply();
       try {
         Run run = run_unchecked(probe);
-        if (fits(run) && iteration_time(run) < iteration_time(*found)) {
+        if (none_over(over(run.metrics, run.mem_limit)) && iteration_time(run) < iteration_time(*found)) {
           found = std::move(run);
           best_at = at;
         }
       } catch (const InfeasibleError&) {
+        // this step's search found no order: the next steps, with more room, may
       }
     }
     at = best_at;

@@ -172,7 +172,6 @@ TEST_CASE("recompute: --recompute auto on a memory-limited search keeps the fast
     return iteration_time(run_request(one));
   };
   const Ticks none = iteration_with("none");
-  rq.workload = w;
   apply_recompute(*rq.workload, parse_recompute("auto"));
   const Run r = run_request(rq);
   for (const DeviceMetrics& d : r.metrics.per_device) CHECK(d.peak_bytes <= rq.mem_capacity_bytes);
