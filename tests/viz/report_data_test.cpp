@@ -2,6 +2,7 @@
 // exact times, the metrics of compare --json, safe text, determinism.
 #include "viz/report_data.hpp"
 
+#include "run/compare.hpp"
 #include "sim/metrics.hpp"
 #include "tests/viz/viz_checks.hpp"
 #include "viz/metrics_json.hpp"
@@ -148,4 +149,29 @@ TEST_CASE("with an offload the report data holds each device's memory on the hos
   CHECK(series[0].size() > 1);
   // no offload, no host series
   CHECK_FALSE(data_of({make_run("1f1b", 4, 8, "F=1,B=1,W=1")})["runs"][0].contains("host"));
+}
+
+TEST_CASE("a real comparison's report data matches the approved golden file, known answers first",
+          "[viz][report-data][golden]") {
+  // compare -s 1f1b,zb-h1,zb-h2 -p 2 -m 4 --costs F=2,B=2,W=2 --mem-limit 1p: zb-h2
+  // peaks at (2p - 1) = 3 M_B, above 1p, and keeps its row with the least limit that works.
+  std::vector<RunRequest> requests;
+  for (const char* s : {"1f1b", "zb-h1", "zb-h2"}) {
+    RunRequest rq;
+    rq.schedule = s;
+    rq.devices = 2;
+    rq.microbatches = 4;
+    rq.costs = parse_costs("F=2,B=2,W=2");
+    rq.mem_limit = parse_mem_limit("1p");
+    requests.push_back(rq);
+  }
+  const Comparison c = run_compare(requests);
+  REQUIRE(c.rows.size() == 3);
+  REQUIRE(c.runs.size() == 2);
+  // DESIGN.md's closed forms over the ideal m(F + B + W) = 24: 1F1B (p - 1)(F + B + W),
+  // ZB-H1 (p - 1)(F + B - W).
+  CHECK(ticks_to_ms(c.runs[0].metrics.cost) == 30.0);
+  CHECK(ticks_to_ms(c.runs[1].metrics.cost) == 26.0);
+  CHECK(c.rows[2].least_mem_limit == 3.0);
+  check_golden("data/golden/report_data_compare_p2_m4.json", report_data_json(c, "golden") + "\n");
 }

@@ -155,3 +155,51 @@ TEST_CASE("coinciding sweep curves are one, named for all, and a shape's limits 
   CHECK(charts[1].series[0].name == "p=4 mem=2p");
   CHECK(charts[1].series[0].style != charts[1].series[1].style);
 }
+
+TEST_CASE("a real sweep's CSV and JSON match the approved golden files, known answers first",
+          "[viz][sweep][golden]") {
+  // Unit costs F = B = W = 2 (DESIGN.md's known answers): every point that ran is checked
+  // against its closed form before the documents are compared byte for byte, so the goldens
+  // cannot have been approved with a wrong cost in them.
+  SweepGrid grid;
+  grid.schedules = {"1f1b", "zb-h1", "zb-h2", "zb-auto"};
+  grid.devices = {2, 4};
+  grid.microbatches = {4, 8};
+  grid.mem_limits = {MemLimit{}, parse_mem_limit("1p")};
+  RunRequest base;
+  base.costs = parse_costs("F=2,B=2,W=2");
+  const std::vector<SweepPoint> points = run_sweep(grid, base);
+  REQUIRE(points.size() == 32);
+  int ran = 0;
+  for (const SweepPoint& pt : points) {
+    CAPTURE(pt.schedule, pt.devices, pt.microbatches, pt.mem_limit.text, pt.reason);
+    const double p = pt.devices;
+    const double ideal = 6.0 * pt.microbatches;
+    const std::string_view s = pt.schedule;
+    if (s == "zb-h2" && pt.microbatches < 2 * pt.devices) {
+      CHECK(pt.status == SweepStatus::rejected);
+      continue;
+    }
+    if (s == "zb-h2" && !pt.mem_limit.text.empty()) {  // peaks at (2p - 1) M_B, above p M_B
+      CHECK(pt.status == SweepStatus::infeasible);
+      CHECK(pt.least_mem_limit == 2 * p - 1);
+      continue;
+    }
+    REQUIRE(pt.ok());
+    ++ran;
+    CHECK(pt.ideal_ms == ideal);
+    if (s == "1f1b") CHECK(pt.cost_ms == ideal + (p - 1) * 6);   // (p-1)(F+B+W)
+    if (s == "zb-h1") CHECK(pt.cost_ms == ideal + (p - 1) * 2);  // (p-1)(F+B-W)
+    if (s == "zb-h2") CHECK(pt.cost_ms == ideal);                // (p-1)(F+B-2W) = 0
+    // zb-auto's default limit is p M_B, as the authors' ZB-1p (54 at p = 4, m = 8): at F = B = W
+    // that is ZB-H1's cost
+    if (s == "zb-auto") CHECK(pt.cost_ms == ideal + (p - 1) * 2);
+    if (s == "zb-auto") CHECK(pt.peak_memory <= p);
+    if (s == "1f1b" || s == "zb-h1") CHECK(pt.peak_memory == p);
+  }
+  CHECK(ran == 27);  // 2 zb-h2 points rejected (m < 2p), 3 infeasible at 1p
+  std::ostringstream csv;
+  write_sweep_csv(csv, points);
+  check_golden("data/golden/sweep_p2-4_m4-8.csv", csv.str());
+  check_golden("data/golden/sweep_p2-4_m4-8.json", sweep_json(points) + "\n");
+}
