@@ -147,38 +147,12 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
         write_ascii(io.out, r, AsciiOptions{sim_opts->ascii_width});
         io.out << "\n";
       }
-      const auto task_text = [&](const Slot& at) {
-        return fmt::format("{}@d{}", to_string(r.schedule.order[static_cast<std::size_t>(
-                                         at.device)][static_cast<std::size_t>(at.index)]),
-                           at.device);
-      };
       if (sim_opts->json) {
-        if (!cp) {
-          io.out << metrics_json(r) << "\n";
-          return 0;
-        }
-        // One document still: the metrics with the critical path in them.
-        auto doc = nlohmann::ordered_json::parse(metrics_json(r));
-        nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
-        for (const Slot& at : cp->tasks) tasks.push_back(task_text(at));
-        doc["critical_path"] = {{"length_ms", ticks_to_ms(cp->length)}, {"tasks", tasks}};
-        io.out << doc.dump(2) << "\n";
+        io.out << (cp ? metrics_json(r, *cp) : metrics_json(r)) << "\n";
         return 0;
       }
       write_run_report(io.out, r);
-      if (cp) {
-        constexpr std::size_t kShown = 64;
-        io.out << fmt::format("\ncritical path: {} tasks, {} ms\n ", cp->tasks.size(),
-                              human_ms(cp->length));
-        for (std::size_t i = 0; i < cp->tasks.size(); ++i) {
-          if (cp->tasks.size() > kShown && i == kShown / 2) {
-            io.out << fmt::format(" ... ({} more)", cp->tasks.size() - kShown);
-            i = cp->tasks.size() - kShown / 2;
-          }
-          io.out << " " << task_text(cp->tasks[i]);
-        }
-        io.out << "\n";
-      }
+      if (cp) write_critical_path(io.out, r, *cp);
       return 0;
     };
   });

@@ -171,16 +171,45 @@ ojson to_json(const Run& run) {
 
 std::string memory(double x) { return human_number(x); }
 
+// A task of the critical path: its action text at its device, `2F0@d1`.
+std::string task_at(const Run& run, const Slot& at) {
+  return fmt::format("{}@d{}",
+                     to_string(run.schedule.order[static_cast<std::size_t>(at.device)]
+                                                 [static_cast<std::size_t>(at.index)]),
+                     at.device);
+}
+
 } // namespace
 
 std::string metrics_json(const Run& run) {
   return to_json(run).dump(2);
 }
 
+std::string metrics_json(const Run& run, const CriticalPath& path) {
+  ojson j = to_json(run);
+  ojson tasks = ojson::array();
+  for (const Slot& at : path.tasks) tasks.push_back(task_at(run, at));
+  j["critical_path"] = {{"length_ms", ticks_to_ms(path.length)}, {"tasks", tasks}};
+  return j.dump(2);
+}
+
 std::string metrics_json_array(std::span<const Run> runs) {
   ojson a = ojson::array();
   for (const Run& r : runs) a.push_back(to_json(r));
   return a.dump(2);
+}
+
+void write_critical_path(std::ostream& out, const Run& run, const CriticalPath& path) {
+  constexpr std::size_t kShown = 64;
+  out << fmt::format("\ncritical path: {} tasks, {} ms\n ", path.tasks.size(), human_ms(path.length));
+  for (std::size_t i = 0; i < path.tasks.size(); ++i) {
+    if (path.tasks.size() > kShown && i == kShown / 2) {
+      out << fmt::format(" ... ({} more)", path.tasks.size() - kShown);
+      i = path.tasks.size() - kShown / 2;
+    }
+    out << " " << task_at(run, path.tasks[i]);
+  }
+  out << "\n";
 }
 
 void write_run_report(std::ostream& out, const Run& run) {

@@ -2,10 +2,12 @@
 #include "viz/metrics_json.hpp"
 
 #include "io/cost_file.hpp"
+#include "io/numbers.hpp"
 #include "run/request.hpp"
 #include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -74,4 +76,29 @@ TEST_CASE("the compare JSON gives every row a status, and an infeasible one its 
   REQUIRE(lines.size() == 4);
   CHECK(lines[2] == "zb-h2                 2     4   - infeasible: the least limit that works is 3 M_B");
   CHECK(lines[3] == "mine.csv              -     -   - infeasible: no limit found that works");
+}
+
+TEST_CASE("the critical path is one document with the metrics, and a table of at most 64 tasks",
+          "[viz][critical-path]") {
+  const Run r = make_run("1f1b", 2, 2, "F=1,B=1,W=1");
+  const CriticalPath cp = critical_path(r.schedule, r.costs);
+  const auto doc = nlohmann::json::parse(metrics_json(r, cp));
+  CHECK(doc["schema"] == "ppsim.metrics/1");
+  CHECK(doc["makespan_ms"] == doc["critical_path"]["length_ms"]);
+  REQUIRE(doc["critical_path"]["tasks"].size() == cp.tasks.size());
+  CHECK(doc["critical_path"]["tasks"][0] == "0F0@d0");  // the first forward starts the chain
+  std::ostringstream text;
+  write_critical_path(text, r, cp);
+  std::string names;
+  for (const auto& t : doc["critical_path"]["tasks"]) names += " " + t.get<std::string>();
+  CHECK(text.str() == fmt::format("\ncritical path: {} tasks, {} ms\n {}\n", cp.tasks.size(),
+                                  human_ms(cp.length), names));
+
+  const Run long_run = make_run("1f1b", 4, 64, "F=1,B=1,W=1");
+  const CriticalPath long_cp = critical_path(long_run.schedule, long_run.costs);
+  REQUIRE(long_cp.tasks.size() > 64);
+  std::ostringstream elided;
+  write_critical_path(elided, long_run, long_cp);
+  CHECK_THAT(elided.str(), Catch::Contains(fmt::format(" ... ({} more) ", long_cp.tasks.size() - 64)));
+  CHECK(count(elided.str(), "@d") == 64);
 }
