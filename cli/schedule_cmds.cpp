@@ -6,10 +6,10 @@
 #include "sim/errors.hpp"
 #include "sim/simulator.hpp"
 #include "sim/validate.hpp"
+#include "viz/schedule_check.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <memory>
 #include <ostream>
 #include <sstream>
@@ -74,34 +74,13 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
       const Schedule s = load_schedule_file(*file, parse_pytorch_notation(*notation));
       if (*json) {
         // The whole outcome on stdout as one document; the exit code as without --json.
-        nlohmann::ordered_json doc;
-        doc["schema"] = "ppsim.validate/1";
-        doc["file"] = *file;
-        doc["devices"] = s.devices;
-        doc["stages"] = s.stages();
-        doc["microbatches"] = s.microbatches;
-        doc["tasks"] = s.task_count();
         std::string error;
         try {
           check_schedule(s, *file);
         } catch (const ScheduleError& e) {
           error = e.what();
         }
-        // the first problems described (limits::kMaxReportedProblems), all of them counted
-        const Violations violations = validate(s);
-        nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const Violation& found : violations) {
-          nlohmann::ordered_json v;
-          v["device"] = found.at.device;
-          if (found.at.index >= 0) v["index"] = found.at.index;
-          v["what"] = found.what;
-          list.push_back(std::move(v));
-        }
-        doc["valid"] = error.empty();
-        doc["violations"] = std::move(list);
-        doc["violations_total"] = violations.total;
-        if (!error.empty()) doc["error"] = error;
-        io.out << doc.dump(2) << "\n";
+        io.out << validate_json(s, *file, validate(s), error) << "\n";
         if (!error.empty()) throw ScheduleError(fmt::format("{}: not valid (see the JSON document)", *file));
         return 0;
       }
@@ -149,16 +128,7 @@ void add_schedule_commands(CLI::App& app, Io io, Action& action) {
       write_file_atomically(opts->output,
                             [&](std::ostream& f) { write_as(f, s, opts->format, slots); });
       if (opts->json) {
-        nlohmann::ordered_json doc;
-        doc["schema"] = "ppsim.export/1";
-        doc["file"] = opts->output;
-        doc["schedule"] = s.name;
-        doc["format"] = opts->format;
-        doc["devices"] = s.devices;
-        doc["stages"] = s.stages();
-        doc["microbatches"] = s.microbatches;
-        doc["tasks"] = s.task_count();
-        io.out << doc.dump(2) << "\n";
+        io.out << export_json(s, opts->output, opts->format) << "\n";
         return 0;
       }
       io.out << fmt::format("{}: wrote schedule '{}' ({}, {} tasks on {} devices)\n",
