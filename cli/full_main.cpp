@@ -4,8 +4,10 @@
 #include "cli/cli.hpp"
 #include "io/launcher_env.hpp"
 
+#include <chrono>
 #include <iostream>
 #include <ostream>
+#include <thread>
 #include <unistd.h>
 
 int main(int argc, char** argv) {
@@ -17,7 +19,13 @@ int main(int argc, char** argv) {
   const auto here = ppsim::launcher_rank();
   if (ppsim::runs_on_ranks(args) && here && here->rank != 0) {
     std::ostream none(nullptr);
-    return ppsim::run_cli(args, none, none, ppsim::Terminal{});
+    const int code = ppsim::run_cli(args, none, none, ppsim::Terminal{});
+    // mpirun stops the job at the first process to exit non-zero: had that been this rank, rank
+    // 0 could be killed before its message was out. Rank 0 fails the same way (a bad input is
+    // every rank's, and share_work rethrows one error on all of them), so a failing rank gives
+    // it the time to tell the error, bounded, and is stopped by mpirun as soon as rank 0 exits.
+    if (code != ppsim::kExitOk) std::this_thread::sleep_for(std::chrono::seconds(3));
+    return code;
   }
   return ppsim::run_cli(args, std::cout, std::cerr,
                         ppsim::Terminal{.err_is_terminal = ::isatty(STDERR_FILENO) == 1, .clock = {}});
