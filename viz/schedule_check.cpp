@@ -9,14 +9,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-// The keys both documents start with: the schema and the file.
-ojson schedule_document(std::string_view schema, std::string_view file) {
-  ojson doc;
-  doc["schema"] = schema;
-  doc["file"] = file;
-  return doc;
-}
-
+// The schedule's shape, the keys both documents share after their own.
 void add_shape(ojson& doc, const Schedule& s) {
   doc["devices"] = s.devices;
   doc["stages"] = s.stages();
@@ -28,7 +21,9 @@ void add_shape(ojson& doc, const Schedule& s) {
 
 std::string validate_json(const Schedule& s, std::string_view file, const Violations& violations,
                           std::string_view error) {
-  ojson doc = schedule_document("ppsim.validate/1", file);
+  ojson doc;
+  doc["schema"] = "ppsim.validate/1";
+  doc["file"] = file;
   add_shape(doc, s);
   // the first problems described (limits::kMaxReportedProblems), all of them counted
   ojson list = ojson::array();
@@ -49,7 +44,9 @@ std::string validate_json(const Schedule& s, std::string_view file, const Violat
 }
 
 std::string export_json(const Schedule& s, std::string_view file, std::string_view format) {
-  ojson doc = schedule_document("ppsim.export/1", file);
+  ojson doc;
+  doc["schema"] = "ppsim.export/1";
+  doc["file"] = file;
   doc["schedule"] = s.name;
   doc["format"] = format;
   add_shape(doc, s);

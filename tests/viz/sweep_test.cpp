@@ -191,9 +191,10 @@ TEST_CASE("a real sweep's CSV and JSON match the approved golden files, known an
     if (s == "1f1b") CHECK(pt.cost_ms == ideal + (p - 1) * 6);   // (p-1)(F+B+W)
     if (s == "zb-h1") CHECK(pt.cost_ms == ideal + (p - 1) * 2);  // (p-1)(F+B-W)
     if (s == "zb-h2") CHECK(pt.cost_ms == ideal);                // (p-1)(F+B-2W) = 0
-    // zb-auto's default limit is p M_B, as the authors' ZB-1p (54 at p = 4, m = 8): at F = B = W
-    // that is ZB-H1's cost
-    if (s == "zb-auto") CHECK(pt.cost_ms == ideal + (p - 1) * 2);
+    // zb-auto's default limit is ZB-H1's peak, p M_B here (DESIGN.md): never worse than ZB-H1
+    // under it, and ZB-1p's known 54 at p = 4, m = 8
+    if (s == "zb-auto") CHECK(pt.cost_ms <= ideal + (p - 1) * 2);
+    if (s == "zb-auto" && p == 4 && pt.microbatches == 8) CHECK(pt.cost_ms == 54);
     if (s == "zb-auto") CHECK(pt.peak_memory <= p);
     if (s == "1f1b" || s == "zb-h1") CHECK(pt.peak_memory == p);
   }
