@@ -17,6 +17,7 @@
 #include "sim/cores.hpp"
 #include "sim/errors.hpp"
 #include "sim/limits.hpp"
+#include "viz/check.hpp"
 #include "viz/sweep.hpp"
 
 #include <limits>
@@ -25,7 +26,6 @@
 #include <fmt/format.h>
 #include <memory>
 #include <thread>
-#include <nlohmann/json.hpp>
 #include <ostream>
 
 namespace ppsim::cli {
@@ -222,42 +222,13 @@ int run_check(const CheckOptions& o, Io io) {
 
   if (o.json) {
     // One document on stdout; the exit code as without --json.
-    nlohmann::ordered_json doc;
-    doc["schema"] = "ppsim.check/1";
-    doc["baseline"] = o.baseline;
-    doc["tolerance"] = result.tolerance;
-    nlohmann::ordered_json cases = nlohmann::ordered_json::array();
-    std::size_t worse = 0, better = 0;
-    for (const CaseCheck& c : result.cases) {
-      nlohmann::ordered_json cj;
-      cj["name"] = c.name;
-      nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
-      for (const MetricCheck& m : c.metrics) {
-        nlohmann::ordered_json mj;
-        mj["metric"] = m.metric;
-        if (m.expected) mj["expected"] = *m.expected;
-        else mj["expected"] = nullptr;
-        mj["got"] = m.got;
-        mj["change"] = !m.expected ? "new" : m.change == Change::same ? "same"
-                                      : m.change == Change::worse    ? "worse"
-                                                                     : "better";
-        worse += m.expected && m.change == Change::worse;
-        better += m.expected && m.change == Change::better;
-        metrics.push_back(std::move(mj));
-      }
-      cj["metrics"] = std::move(metrics);
-      cases.push_back(std::move(cj));
-    }
-    doc["cases"] = std::move(cases);
-    doc["regressions"] = worse;
-    doc["improvements"] = better;
-    doc["updated"] = update;
     if (update)
       write_file_atomically(o.baseline,
                             [&](std::ostream& f) { f << baseline_json(result.updated); });
-    io.out << doc.dump(2) << "\n";
+    io.out << check_json(result, o.baseline, update) << "\n";
     if (update) return kExitOk;
-    return worse > 0 || (better > 0 && !o.allow_improvements) ? kExitRegression : kExitOk;
+    const ChangeCount n = count_changes(result);
+    return n.worse > 0 || (n.better > 0 && !o.allow_improvements) ? kExitRegression : kExitOk;
   }
   std::size_t name_w = 4;
   for (const BaselineCase& c : baseline.cases) name_w = std::max(name_w, c.name.size());

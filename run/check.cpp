@@ -37,6 +37,16 @@ bool CaseCheck::changed() const {
   return false;
 }
 
+ChangeCount count_changes(const CheckResult& result) {
+  ChangeCount n;
+  for (const CaseCheck& c : result.cases)
+    for (const MetricCheck& m : c.metrics) {
+      n.worse += m.expected && m.change == Change::worse;
+      n.better += m.expected && m.change == Change::better;
+    }
+  return n;
+}
+
 RunRequest case_request(const std::string& file, const BaselineCase& c) {
   RunRequest rq;
   rq.schedule = is_schedule_file(c.schedule) ? beside(file, c.schedule) : c.schedule;

@@ -33,6 +33,13 @@ struct CheckResult {
   Baseline updated;
 };
 
+/// Metrics that had an expected value and got worse, and those that got better.
+struct ChangeCount {
+  std::size_t worse{0};
+  std::size_t better{0};
+};
+[[nodiscard]] ChangeCount count_changes(const CheckResult& result);
+
 /// The request of one case: a schedule file is relative to the baseline file's folder, so is
 /// its cost file; costs are the cost file's, then the case's `costs` on top.
 [[nodiscard]] RunRequest case_request(const std::string& baseline_path, const BaselineCase& c);
