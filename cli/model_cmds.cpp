@@ -15,6 +15,7 @@
 #include "run/transformer.hpp"
 #include "viz/page_assets.hpp"
 #include "viz/html_report.hpp"
+#include "viz/models.hpp"
 #include "viz/plan.hpp"
 #include "sim/errors.hpp"
 #include "io/numbers.hpp"
@@ -22,7 +23,6 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <ostream>
 #include <tuple>
 
@@ -35,87 +35,6 @@ struct CostsOptions {
   bool json{false};
   std::string output;
 };
-
-// A model's shape as JSON, in ppsim.model/1's key names, with its parameter count.
-nlohmann::ordered_json model_json(const ModelSpec& m) {
-  nlohmann::ordered_json j;
-  j["name"] = m.name;
-  j["parameters"] = parameter_count(m);
-  if (m.moe()) j["active_parameters"] = active_parameter_count(m);
-  j["layers"] = m.layers;
-  j["hidden"] = m.hidden;
-  j["heads"] = m.heads;
-  j["kv_heads"] = m.kv_heads;
-  j["ffn"] = m.ffn;
-  j["seq"] = m.seq;
-  j["microbatch_size"] = m.microbatch_size;
-  j["vocab"] = m.vocab;
-  j["dtype"] = m.dtype;
-  j["recompute"] = recompute_name(m.recompute);
-  j["mlp"] = mlp_name(m.mlp);
-  j["tied_embeddings"] = m.tied_embeddings;
-  if (m.head_dim > 0 && !m.mla()) j["head_dim"] = m.head_dim;
-  if (m.mla()) {
-    nlohmann::ordered_json a;
-    a["kv_lora_rank"] = m.kv_lora_rank;
-    a["q_lora_rank"] = m.q_lora_rank;
-    a["qk_nope_head_dim"] = m.head_dim;
-    a["qk_rope_head_dim"] = m.qk_rope_head_dim;
-    a["v_head_dim"] = m.v_head_dim;
-    j["mla"] = std::move(a);
-  }
-  if (m.moe()) {
-    nlohmann::ordered_json e;
-    e["experts"] = m.experts;
-    e["top_k"] = m.top_k;
-    e["expert_ffn"] = m.expert_ffn;
-    e["shared_experts"] = m.shared_experts;
-    e["capacity_factor"] = m.capacity_factor;
-    if (m.dense_layers > 0) e["dense_layers"] = m.dense_layers;
-    j["moe"] = std::move(e);
-  }
-  return j;
-}
-
-std::string model_section(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout) {
-  nlohmann::ordered_json j = model_json(w.model);
-  j["source"] = w.model.source;
-  j["device"] = w.device.name;
-  j["device_source"] = w.device.source;
-  j["peak_tflops"] = w.device.peak_tflops;
-  j["layout"] = layout_text(layout);
-  j["message_bytes"] = mc.message_bytes;
-  j["dp"] = w.training.dp;
-  j["zero"] = w.training.zero;
-  j["tp"] = w.training.tp;
-  j["ep"] = w.training.ep;
-  j["overlap"] = overlap_name(w.training.overlap);
-  if (!mc.times.empty()) {
-    // where each stage's time goes, per task kind (B without R, R its recomputed forward)
-    const auto parts = [](const TimeParts& t) {
-      nlohmann::ordered_json e;
-      e["gemm_ms"] = t.gemm;
-      e["attention_ms"] = t.attention;
-      e["memory_ms"] = t.memory;
-      e["tp_comm_ms"] = t.tp_comm;
-      e["ep_comm_ms"] = t.ep_comm;
-      e["overhead_ms"] = t.overhead;
-      return e;
-    };
-    nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < mc.times.size(); ++i) {
-      nlohmann::ordered_json e;
-      e["F"] = parts(mc.times[i].F);
-      e["B"] = parts(mc.times[i].B);
-      e["W"] = parts(mc.times[i].W);
-      e["R"] = parts(mc.times[i].R);
-      e["optimizer_ms"] = mc.optimizer_ms[i];
-      stages.push_back(std::move(e));
-    }
-    j["breakdown"] = std::move(stages);
-  }
-  return j.dump();
-}
 
 // Where each stage's F + B + W of one micro-batch goes, and its optimizer step.
 void write_breakdown(std::ostream& out, const ModelCosts& mc) {
@@ -157,7 +76,7 @@ int run_costs(const CostsOptions& o, Io io) {
   if (o.json || !o.output.empty()) {
     const std::string text =
         cost_spec_json(mc.costs, fmt::format("{} on {}, {} devices", w->model.name, w->device.name, p),
-                       model_section(*w, mc, layout));
+                       costs_model_section(*w, mc, layout));
     if (o.output == "-") {  // the document alone on stdout
       io.out << text;
       return kExitOk;
@@ -309,14 +228,6 @@ struct ValidateOptions {
   std::string fail_above;
 };
 
-nlohmann::ordered_json summary_json(const ValidationSummary& s) {
-  nlohmann::ordered_json j;
-  j["runs"] = s.count;
-  j["mean_abs_error"] = s.mean_abs_error;
-  j["max_abs_error"] = s.max_abs_error;
-  return j;
-}
-
 int run_validate_model(const ValidateOptions& o, Io io) {
   PublishedRuns runs = o.file.empty()
                            ? parse_published_json(published_megatron_2021(),
@@ -339,34 +250,7 @@ int run_validate_model(const ValidateOptions& o, Io io) {
   }();
   const int code = failed ? kExitRegression : kExitOk;
   if (o.json) {
-    nlohmann::ordered_json doc;
-    doc["schema"] = "ppsim.validation/1";
-    doc["source"] = runs.source;
-    doc["flops"] = runs.flops;
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (const ValidationRow& r : v.rows) {
-      nlohmann::ordered_json e;
-      e["name"] = r.run.name;
-      e["use"] = r.run.fit ? "fit" : "check";
-      e["source"] = r.run.source;
-      e["device"] = r.run.device.name;
-      e["schedule"] = r.run.schedule;
-      e["tp"] = r.run.tp;
-      e["pp"] = r.run.pp;
-      e["dp"] = r.dp;
-      e["microbatches"] = r.microbatches;
-      e["measured_tflops"] = r.run.measured_tflops;
-      e["predicted_tflops"] = r.predicted_tflops;
-      e["error"] = r.error;
-      e["iteration_ms"] = r.iteration_ms;
-      e["bubble_rate"] = r.bubble_rate;
-      e["peak_gib"] = r.peak_gib;
-      rows.push_back(std::move(e));
-    }
-    doc["rows"] = std::move(rows);
-    doc["fit"] = summary_json(v.fit);
-    doc["check"] = summary_json(v.check);
-    io.out << doc.dump(2) << "\n";
+    io.out << validation_json(runs, v) << "\n";
     return code;
   }
   io.out << fmt::format("{}\n\n", runs.source);
@@ -402,9 +286,7 @@ void add_model_commands(CLI::App& app, Io io, Action& action) {
   models->callback([io, &action, json] {
     action = [io, json] {
       if (*json) {
-        nlohmann::ordered_json all = nlohmann::ordered_json::array();
-        for (const ModelSpec& m : model_presets()) all.push_back(model_json(m));
-        io.out << all.dump(2) << "\n";
+        io.out << models_json(model_presets()) << "\n";
         return kExitOk;
       }
       io.out << fmt::format("{:<17} {:>8} {:>7} {:>7} {:>6} {:>5} {:>7} {:>6} {:>3} {:>7}  {}\n",
