@@ -11,10 +11,10 @@
 #include "viz/html_report.hpp"
 #include "viz/metrics_json.hpp"
 #include "io/numbers.hpp"
+#include "viz/schedule_list.hpp"
 #include "viz/svg.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -89,41 +89,11 @@ void add_core_commands(CLI::App& app, Io io, Action& action) {
   list->add_flag("--json", *list_json, "print as JSON");
   list->callback([io, &action, list_json] {
     action = [io, list_json] {
-      if (*list_json) {
-        nlohmann::ordered_json all = nlohmann::ordered_json::array();
-        for (const auto& s : schedule_registry()) {
-          nlohmann::ordered_json e;
-          e["name"] = s.name;
-          e["aliases"] = s.aliases;
-          e["constraint"] = s.constraint;
-          e["description"] = s.description;
-          e["reference"] = s.reference;
-          // null: no torch.distributed.pipelining class runs this schedule / nothing to add
-          const auto or_null = [](std::string_view text) {
-            return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
-          };
-          e["pytorch_class"] = or_null(s.pytorch_class);
-          e["pytorch_note"] = or_null(s.pytorch_note);
-          all.push_back(std::move(e));
-        }
-        io.out << all.dump(2) << "\n";
-        return 0;
-      }
-      for (const auto& s : schedule_registry()) {
-        std::string name(s.name);
-        for (auto a : s.aliases) name += fmt::format(" ({})", a);
-        std::string pytorch(s.pytorch_class.empty() ? "-" : s.pytorch_class);
-        if (!s.pytorch_note.empty()) pytorch += fmt::format(" ({})", s.pytorch_note);
-        io.out << fmt::format(
-            "{}\n    {}\n    constraint: {}\n    reference: {}\n    pytorch: {}\n", name,
-            s.description, s.constraint, s.reference, pytorch);
-      }
-      io.out << "\nA schedule file (*.csv in PyTorch's format, *.json in ppsim's) is accepted "
-                "wherever a name is.\n"
-                "pytorch: the torch.distributed.pipelining class of the same schedule (the same "
-                "order, token for\ntoken, unless the note says how they differ); - = none: "
-                "ppsim's own or searched.\n";
-      return 0;
+      if (*list_json)
+        io.out << schedule_list_json(schedule_registry()) << "\n";
+      else
+        write_schedule_list(io.out, schedule_registry());
+      return kExitOk;
     };
   });
 
