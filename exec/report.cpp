@@ -5,7 +5,7 @@
 #include "run/measured.hpp"
 #include "sim/index.hpp"
 #include "sim/metrics.hpp"
-#include "viz/metrics_json.hpp"
+#include "viz/detail/documents.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -139,9 +139,9 @@ std::string execute_json(const ExecReport& r) {
   j["iterations"] = {{"count", r.iteration_costs.size()},
                      {"reported", r.reported_iteration},
                      {"cost_ms", std::move(costs_ms)}};
-  j["measured"] = ojson::parse(metrics_json(r.measured));
-  j["predicted"] = ojson::parse(metrics_json(r.predicted));
-  j["replayed"] = ojson::parse(metrics_json(r.replayed));
+  j["measured"] = detail::metrics_document(r.measured);
+  j["predicted"] = detail::metrics_document(r.predicted);
+  j["replayed"] = detail::metrics_document(r.replayed);
   ojson err;
   err["replay_cost"] = error_value(ticks_to_ms(r.replayed.metrics.cost), ticks_to_ms(mm.cost));
   err["cost"] = error_value(ticks_to_ms(pm.cost), ticks_to_ms(mm.cost));

@@ -1,5 +1,6 @@
 // Parsing of --costs and ppsim.costs/1 files.
 #include "io/cost_file.hpp"
+#include "io/detail/cost_document.hpp"
 
 #include "io/detail/json_reader.hpp"
 #include "io/text_file.hpp"
@@ -173,8 +174,8 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
   return spec;
 }
 
-std::string cost_spec_json(const CostSpec& spec, const std::string& description,
-                           const std::string& model_section_json) {
+nlohmann::ordered_json detail::cost_spec_document(const CostSpec& spec,
+                                                  const std::string& description) {
   nlohmann::ordered_json doc;
   doc["schema"] = "ppsim.costs/1";
   if (!description.empty()) doc["description"] = description;
@@ -204,6 +205,12 @@ std::string cost_spec_json(const CostSpec& spec, const std::string& description,
     stages.push_back(std::move(st));
   }
   doc["stages"] = std::move(stages);
+  return doc;
+}
+
+std::string cost_spec_json(const CostSpec& spec, const std::string& description,
+                           const std::string& model_section_json) {
+  nlohmann::ordered_json doc = detail::cost_spec_document(spec, description);
   if (!model_section_json.empty()) doc["model"] = nlohmann::ordered_json::parse(model_section_json);
   return doc.dump(2) + "\n";
 }

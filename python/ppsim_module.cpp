@@ -19,8 +19,7 @@
 #include "io/comm_text.hpp"
 #include "sim/iterations.hpp"
 #include "viz/chrome_trace.hpp"
-#include "viz/measured.hpp"
-#include "viz/metrics_json.hpp"
+#include "viz/detail/documents.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -194,7 +193,7 @@ Run run(const std::string& schedule, const Options& o) {
   return run_request(rq);
 }
 
-py::object metrics_of(const Run& r) { return to_python(nlohmann::ordered_json::parse(metrics_json(r))); }
+py::object metrics_of(const Run& r) { return to_python(detail::metrics_document(r)); }
 
 py::list timeline_of(const Run& r) {
   const Topology topo(r.schedule);
@@ -475,7 +474,7 @@ PYBIND11_MODULE(ppsim, mod) {
         const CostFit fit = fit_costs(m);
         if (costs_out)
           write_file_atomically(*costs_out, [&](std::ostream& f) { f << fitted_costs_json(fit, m); });
-        return to_python(nlohmann::ordered_json::parse(import_json(m, fit)));
+        return to_python(detail::import_document(m, fit));
       },
       py::arg("files"), py::arg("format") = "auto", py::arg("maps") = std::vector<std::string>{},
       py::arg("iteration") = py::none(), py::arg("costs_out") = py::none(),
@@ -497,12 +496,12 @@ PYBIND11_MODULE(ppsim, mod) {
         if (!(straggler > 1)) throw ConfigError("straggler: expected a factor above 1");
         DiffOptions o;
         o.straggler_factor = straggler;
-        std::string doc;
+        nlohmann::ordered_json doc;
         {
           py::gil_scoped_release release;
-          doc = diff_json(diff_measured(m, spec, o));
+          doc = detail::diff_document(diff_measured(m, spec, o));
         }
-        return to_python(nlohmann::ordered_json::parse(doc));
+        return to_python(doc);
       },
       py::arg("files"), py::arg("format") = "auto", py::arg("maps") = std::vector<std::string>{},
       py::arg("iteration") = py::none(), py::arg("costs") = py::none(),

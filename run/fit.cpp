@@ -2,8 +2,9 @@
 // latency of its messages, and how well the fit explains the run.
 #include "run/measured.hpp"
 
+#include "run/detail/fit_document.hpp"
 #include "run/detail/run_graph.hpp"
-#include "io/cost_file.hpp"
+#include "io/detail/cost_document.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -112,11 +113,7 @@ CostFit fit_costs(const MeasuredRun& m) {
   return fit;
 }
 
-std::string fitted_costs_json(const CostFit& fit, const MeasuredRun& m) {
-  auto doc = nlohmann::ordered_json::parse(cost_spec_json(
-      fit.costs, fmt::format("fitted by ppsim import from {} ({}), iteration {} of {}",
-                             m.files.empty() ? std::string("a trace") : m.files.front(), m.format,
-                             m.iteration, m.iterations)));
+nlohmann::ordered_json detail::fit_section(const CostFit& fit, const MeasuredRun& m) {
   nlohmann::ordered_json f;
   f["method"] = "per stage and kind, the median of the measured durations; comm, the median "
                 "wait of a consumer for its last input from another device";
@@ -140,7 +137,15 @@ std::string fitted_costs_json(const CostFit& fit, const MeasuredRun& m) {
   f["replay_cost_ms"] = fit.replay_cost_ms;
   f["measured_cost_ms"] = ticks_to_ms(m.run.metrics.cost);
   f["replay_cost_error"] = fit.replay_cost_error;
-  doc["fit"] = std::move(f);
+  return f;
+}
+
+std::string fitted_costs_json(const CostFit& fit, const MeasuredRun& m) {
+  nlohmann::ordered_json doc = detail::cost_spec_document(
+      fit.costs, fmt::format("fitted by ppsim import from {} ({}), iteration {} of {}",
+                             m.files.empty() ? std::string("a trace") : m.files.front(), m.format,
+                             m.iteration, m.iterations));
+  doc["fit"] = detail::fit_section(fit, m);
   return doc.dump(2) + "\n";
 }
 

@@ -5,6 +5,8 @@
 #include "io/json_text.hpp"
 #include "io/numbers.hpp"
 #include "sim/index.hpp"
+#include "run/detail/fit_document.hpp"
+#include "viz/detail/documents.hpp"
 #include "viz/metrics_json.hpp"
 
 #include <algorithm>
@@ -17,8 +19,6 @@ namespace ppsim {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-ojson metrics_of(const Run& r) { return ojson::parse(metrics_json(r)); }
 
 ojson source_json(const MeasuredRun& m) {
   ojson s;
@@ -37,12 +37,12 @@ std::string signed_percent(double x) { return (x >= 0 ? "+" : "") + human_percen
 
 } // namespace
 
-std::string import_json(const MeasuredRun& m, const CostFit& fit) {
+ojson detail::import_document(const MeasuredRun& m, const CostFit& fit) {
   ojson doc;
   doc["schema"] = "ppsim.import/1";
   doc["source"] = source_json(m);
-  doc["measured"] = metrics_of(m.run);
-  doc["fit"] = ojson::parse(fitted_costs_json(fit, m))["fit"];
+  doc["measured"] = detail::metrics_document(m.run);
+  doc["fit"] = detail::fit_section(fit, m);
   doc["fit"]["comm_ms"] = fit.comm_ms;
   ojson stages = ojson::array();
   for (const StageCosts& c : fit.costs.stages) {
@@ -55,7 +55,11 @@ std::string import_json(const MeasuredRun& m, const CostFit& fit) {
     stages.push_back(std::move(s));
   }
   doc["fit"]["costs"] = std::move(stages);
-  return doc.dump(2);
+  return doc;
+}
+
+std::string import_json(const MeasuredRun& m, const CostFit& fit) {
+  return detail::import_document(m, fit).dump(2);
 }
 
 void write_import_report(std::ostream& out, const MeasuredRun& m, const CostFit& fit) {
@@ -96,12 +100,12 @@ void write_import_report(std::ostream& out, const MeasuredRun& m, const CostFit&
                      signed_percent(fit.replay_cost_error));
 }
 
-std::string diff_json(const DiffReport& d) {
+ojson detail::diff_document(const DiffReport& d) {
   ojson doc;
   doc["schema"] = "ppsim.diff/1";
-  doc["measured"] = metrics_of(d.measured);
-  doc["simulated"] = metrics_of(d.simulated);
-  doc["replayed"] = metrics_of(d.replayed);
+  doc["measured"] = detail::metrics_document(d.measured);
+  doc["simulated"] = detail::metrics_document(d.simulated);
+  doc["replayed"] = detail::metrics_document(d.replayed);
   ojson e;
   e["makespan_error"] = d.makespan_error;
   e["cost_error"] = d.cost_error;
@@ -136,8 +140,10 @@ std::string diff_json(const DiffReport& d) {
   std::size_t stragglers = 0;
   for (const char s : d.straggler) stragglers += s != 0;
   doc["stragglers"] = stragglers;
-  return doc.dump(2);
+  return doc;
 }
+
+std::string diff_json(const DiffReport& d) { return detail::diff_document(d).dump(2); }
 
 void write_diff_report(std::ostream& out, const DiffReport& d) {
   out << fmt::format("{:<22} {:>14} {:>14} {:>14}\n", "", "measured", "simulated", "replayed");
@@ -200,7 +206,7 @@ void write_diff_trace(std::ostream& out, const DiffReport& d) {
                          "\"pid\":{},\"tid\":0,\"args\":",
                          us(std::max(d.measured.metrics.makespan, d.simulated.metrics.makespan)),
                          summary);
-  const ojson j = ojson::parse(diff_json(d));
+  const ojson j = detail::diff_document(d);
   ojson args;
   std::string source;
   for (const auto& [key, value] : d.measured.parameters)

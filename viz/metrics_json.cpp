@@ -1,5 +1,6 @@
 // Metrics as JSON and as text tables.
 #include "viz/metrics_json.hpp"
+#include "viz/detail/documents.hpp"
 #include "io/numbers.hpp"
 
 
@@ -180,6 +181,8 @@ std::string task_at(const Run& run, const Slot& at) {
 }
 
 } // namespace
+
+ojson detail::metrics_document(const Run& run) { return to_json(run); }
 
 std::string metrics_json(const Run& run) {
   return to_json(run).dump(2);
