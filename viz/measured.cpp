@@ -33,6 +33,20 @@ ojson source_json(const MeasuredRun& m) {
   return s;
 }
 
+// The diff document's "errors", which diff's trace also carries in its summary event.
+ojson errors_json(const DiffReport& d) {
+  ojson e;
+  e["makespan_error"] = d.makespan_error;
+  e["cost_error"] = d.cost_error;
+  e["bubble_rate_error"] = d.bubble_rate_error;
+  e["replay_cost_error"] = d.replay_cost_error;
+  e["start_error_mean_ms"] = d.start_error_mean_ms;
+  e["start_error_max_ms"] = d.start_error_max_ms;
+  e["end_error_mean_ms"] = d.end_error_mean_ms;
+  e["end_error_max_ms"] = d.end_error_max_ms;
+  return e;
+}
+
 std::string signed_percent(double x) { return (x >= 0 ? "+" : "") + human_percent(x); }
 
 } // namespace
@@ -106,16 +120,7 @@ ojson detail::diff_document(const DiffReport& d) {
   doc["measured"] = detail::metrics_document(d.measured);
   doc["simulated"] = detail::metrics_document(d.simulated);
   doc["replayed"] = detail::metrics_document(d.replayed);
-  ojson e;
-  e["makespan_error"] = d.makespan_error;
-  e["cost_error"] = d.cost_error;
-  e["bubble_rate_error"] = d.bubble_rate_error;
-  e["replay_cost_error"] = d.replay_cost_error;
-  e["start_error_mean_ms"] = d.start_error_mean_ms;
-  e["start_error_max_ms"] = d.start_error_max_ms;
-  e["end_error_mean_ms"] = d.end_error_mean_ms;
-  e["end_error_max_ms"] = d.end_error_max_ms;
-  doc["errors"] = std::move(e);
+  doc["errors"] = errors_json(d);
   ojson idle;
   idle["total_ms"] = ticks_to_ms(d.idle_total);
   ojson causes;
@@ -206,13 +211,12 @@ void write_diff_trace(std::ostream& out, const DiffReport& d) {
                          "\"pid\":{},\"tid\":0,\"args\":",
                          us(std::max(d.measured.metrics.makespan, d.simulated.metrics.makespan)),
                          summary);
-  const ojson j = detail::diff_document(d);
   ojson args;
   std::string source;
   for (const auto& [key, value] : d.measured.parameters)
     if (key == "source") source = value;
   args["parameters"] = {{"measured", source}, {"simulated on", d.simulated.costs.source}};
-  args["metrics"] = j["errors"];
+  args["metrics"] = errors_json(d);
   b += args.dump();
   b += "}";
   for (int side = 0; side < 2; ++side) {
