@@ -393,7 +393,7 @@ Run run_unchecked(const RunRequest& rq) {
                             "F before the first backward"
                           : "the schedule's own overlapped cells from sub-operations");
     if (t.comm_streams == 1) text += ", one comm stream";
-    if (resolved.combined && schedule.chunks() == 1 && schedule.devices > 1)
+    if (resolved.combined && run.schedule.chunks() == 1 && run.schedule.devices > 1)
       text += " (without chunks each cell waits for the next stage's cell of the same round: "
               "Megatron-Core runs it with PP > 1 only on interleaved schedules)";
     run.parameters.emplace_back("overlap", std::move(text));
