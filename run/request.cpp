@@ -292,16 +292,11 @@ ResolvedRequest resolve_uncombined(const RunRequest& rq) {
 ResolvedRequest resolve_request(const RunRequest& rq) {
   ResolvedRequest r = resolve_uncombined(rq);
   if (!rq.workload || rq.workload->training.overlap == OverlapMode::none) return r;
-  Schedule combined = combine_forward_backward(r.schedule);
-  if (combined.order == r.schedule.order) return r;
-  const std::string_view mode = overlap_name(rq.workload->training.overlap);
-  if (!find_cycle(combined).empty())
-    throw ScheduleError(fmt::format("--overlap {}: the Combined 1F1B order of {} deadlocks (a cell "
-                                    "joins an F and a backward that wait for each other through "
-                                    "other devices); use --overlap none with it, or a schedule "
-                                    "with overlapped cells of its own (dualpipe, dualpipe-v)",
-                                    mode, r.schedule.name));
-  r.schedule = std::move(combined);
+  CombinedOrder combined = combine_forward_backward(r.schedule);
+  if (combined.cells == 0) return r;
+  r.schedule = std::move(combined.schedule);
+  r.cells = combined.cells;
+  r.kept_apart = combined.kept_apart;
   r.combined = true;
   return r;
 }
@@ -392,6 +387,10 @@ Run run_unchecked(const RunRequest& rq) {
         resolved.combined ? "Combined 1F1B: each backward and the F after it as one cell, one more "
                             "F before the first backward"
                           : "the schedule's own overlapped cells from sub-operations");
+    if (resolved.kept_apart > 0)
+      text += fmt::format(", {} of {} backwards left out of the cell that would have "
+                          "deadlocked",
+                          resolved.kept_apart, resolved.kept_apart + resolved.cells);
     if (t.comm_streams == 1) text += ", one comm stream";
     if (resolved.combined && run.schedule.chunks() == 1 && run.schedule.devices > 1)
       text += " (without chunks each cell waits for the next stage's cell of the same round: "

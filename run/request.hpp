@@ -116,6 +116,9 @@ struct ResolvedRequest {
   /// With --overlap, its F and backward pairs were combined into overlapped cells
   /// (combine_forward_backward): the lower bound of separate tasks does not hold.
   bool combined{false};
+  /// The cells, and the backwards left alone because their cell would have deadlocked.
+  int cells{0};
+  int kept_apart{0};
 };
 
 /// Every command and API that runs or writes a schedule goes through this: costs assembled

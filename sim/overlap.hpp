@@ -57,12 +57,25 @@ struct PlacedOp {
 [[nodiscard]] std::vector<PlacedOp> place_cell(std::span<const TimedOp> first,
                                                std::span<const TimedOp> second, int comm_streams);
 
+/// Megatron-Core's Combined 1F1B of an order, and how many of its backwards it paired.
+struct CombinedOrder {
+  Schedule schedule;
+  int cells{0};       ///< backwards that run as one cell with the F after them
+  int kept_apart{0};  ///< backwards left alone because their cell would have deadlocked
+};
+
 /// Megatron-Core's Combined 1F1B of any order: on every device each backward (B or BW) and the
 /// next F after it become one overlapped FB task, the W tasks between them after it. So every
 /// device runs one more F before its first backward (the extra warm-up micro-batch of
 /// Megatron's combined schedule, one more M_B at the peak), and F(i + 1) of a stage never
-/// waits for the B(i) that waits for it downstream. Orders that already have FB tasks are
-/// returned as they are.
-[[nodiscard]] Schedule combine_forward_backward(const Schedule& schedule);
+/// waits for the B(i) that waits for it downstream. A cell waits for what both halves need, so
+/// in some orders (the V shapes: an F of the second chunk that waits, through the other
+/// devices, for the backward it is paired with) pairing every backward deadlocks. The pairs
+/// are then checked by running the order without time: when every device waits and one waits
+/// at a cell whose F is not ready, the lowest such device's cell is parted again (the backward
+/// in its place, the F where it was) and the run goes on, so the order returned never
+/// deadlocks when the given one does not, and keeps every cell that does not cause one. Orders
+/// that already have FB tasks are returned as they are.
+[[nodiscard]] CombinedOrder combine_forward_backward(const Schedule& schedule);
 
 } // namespace ppsim
