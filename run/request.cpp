@@ -297,7 +297,6 @@ ResolvedRequest resolve_request(const RunRequest& rq) {
   r.schedule = std::move(combined.schedule);
   r.cells = combined.cells;
   r.kept_apart = combined.kept_apart;
-  r.combined = true;
   return r;
 }
 
@@ -344,7 +343,7 @@ Run run_unchecked(const RunRequest& rq) {
   std::optional<CostBound> bound;
   double bound_limit = -1;
   // NOTE: the bound is of orders of separate F and B; overlapped cells may run below it.
-  if (info != nullptr && info->automatic() && !resolved.combined) {
+  if (info != nullptr && info->automatic() && !resolved.combined()) {
     bound_limit = info->generation_limit(spec_of(rq, mem_limit, costs));
     const CostSpec planned = planning_costs(costs, rq.comm, schedule, Planning::bound);
     bound = cost_lower_bound(schedule, cost_model_for(planned, schedule), bound_limit);
@@ -384,7 +383,7 @@ Run run_unchecked(const RunRequest& rq) {
     const TrainingSpec& t = rq.workload->training;
     std::string text = fmt::format(
         "{}, {}", overlap_name(t.overlap),
-        resolved.combined ? "Combined 1F1B: each backward and the F after it as one cell, one more "
+        resolved.combined() ? "Combined 1F1B: each backward and the F after it as one cell, one more "
                             "F before the first backward"
                           : "the schedule's own overlapped cells from sub-operations");
     if (resolved.kept_apart > 0)
@@ -392,7 +391,7 @@ Run run_unchecked(const RunRequest& rq) {
                           "deadlocked",
                           resolved.kept_apart, resolved.kept_apart + resolved.cells);
     if (t.comm_streams == 1) text += ", one comm stream";
-    if (resolved.combined && run.schedule.chunks() == 1 && run.schedule.devices > 1)
+    if (resolved.combined() && run.schedule.chunks() == 1 && run.schedule.devices > 1)
       text += " (without chunks each cell waits for the next stage's cell of the same round: "
               "Megatron-Core runs it with PP > 1 only on interleaved schedules)";
     run.parameters.emplace_back("overlap", std::move(text));

@@ -115,7 +115,7 @@ struct ResolvedRequest {
   std::vector<std::string> notes;
   /// With --overlap, its F and backward pairs were combined into overlapped cells
   /// (combine_forward_backward): the lower bound of separate tasks does not hold.
-  bool combined{false};
+  [[nodiscard]] bool combined() const { return cells > 0; }
   /// The cells, and the backwards left alone because their cell would have deadlocked.
   int cells{0};
   int kept_apart{0};

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <set>
 
 namespace ppsim {
 
@@ -174,6 +175,7 @@ private:
         const int next = next_waiter_[ix(w)];
         next_waiter_[ix(w)] = -1;
         waits_on_[ix(w)] = none;
+        at_unready_f_.erase(w);
         ready.push_back(w);
         w = next;
       }
@@ -197,6 +199,7 @@ private:
       }
     next_waiter_[ix(d)] = -1;
     waits_on_[ix(d)] = none;
+    at_unready_f_.erase(d);
   }
 
   // Runs device d's list from where it stands until it waits or ends.
@@ -211,9 +214,17 @@ private:
       }
       const Task& t = tasks[pos];
       const int j = partner_[ix(d)][pos];
-      std::size_t need = unmet(t);
-      if (need == none && j >= 0) need = unmet(tasks[ix(j)]);
-      if (need != none) {
+      // A cell's F is asked first: a device that waits for one is a cell to part at a
+      // standstill (what it waits for is never unmade, so one that waits for its backward's
+      // part has its F ready).
+      if (j >= 0) {
+        if (const std::size_t need = unmet(tasks[ix(j)]); need != none) {
+          wait(d, need);
+          at_unready_f_.insert(d);
+          return;
+        }
+      }
+      if (const std::size_t need = unmet(t); need != none) {
         wait(d, need);
         return;
       }
@@ -229,13 +240,7 @@ private:
   // When every device waits: the lowest one waiting at a cell whose F is not ready (-1: none,
   // every device is done or the given order deadlocks by itself).
   [[nodiscard]] int device_to_part() const {
-    for (std::size_t d = 0; d < s_.order.size(); ++d) {
-      const std::size_t pos = pos_[d];
-      if (pos >= s_.order[d].size()) continue;
-      const int j = partner_[d][pos];
-      if (j >= 0 && unmet(s_.order[d][ix(j)]) != none) return static_cast<int>(d);
-    }
-    return -1;
+    return at_unready_f_.empty() ? -1 : *at_unready_f_.begin();
   }
 
   const Schedule& s_;
@@ -249,6 +254,7 @@ private:
   std::vector<std::size_t> waits_on_;
   std::vector<std::size_t> pos_;
   std::vector<std::vector<char>> ran_;  // an F that ran early in a cell
+  std::set<int> at_unready_f_;          // devices waiting at a cell for its F's part
 };
 
 } // namespace
