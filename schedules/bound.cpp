@@ -203,170 +203,202 @@ Ticks in_flight_span(long long n, Ticks f, Ticks trip, Ticks w, Ticks w_after, d
   return add(add(at(n - 1), trip), w_after);
 }
 
-} // namespace
+// The round trip of one used route as nodes F(r_0..r_K-1), B(r_K-1..r_0): start and end of each
+// node relative to the start of node 0, and each device's positions on the route.
+struct RouteChain {
+  std::size_t route{0};
+  int K{0};
+  std::vector<Ticks> start, end;
+  std::vector<std::vector<int>> positions;  // per device, ascending
+  [[nodiscard]] int b_node(int k) const { return 2 * K - 1 - k; }
+};
 
-double optimality_gap(Ticks cost, Ticks bound) {
-  if (cost <= 0) return 0.0;
-  return static_cast<double>(cost - std::min(cost, bound)) / static_cast<double>(cost);
-}
+// The bound of one schedule, built in the order of the facts above: what the tasks cost, the
+// round trips of the routes, the chains they give each device, the work fact 5 carries, then
+// each device's span.
+class OrderBound {
+public:
+  OrderBound(const Schedule& s, const CostModel& costs, double mem_limit)
+      : s_(s), costs_(costs), mem_limit_(mem_limit), topo_(s), P_(std::max(0, s.devices)),
+        S_(s.stages()) {
+    tally_tasks();
+    trace_routes();
+    span_routes();
+    weigh_forced_work();
+  }
 
-CostBound cost_lower_bound(const Schedule& s, const CostModel& costs, double mem_limit) {
-  const Topology topo(s);
-  const int P = std::max(0, s.devices);
-  const int S = s.stages();
-  std::vector<StageParts> parts(ix(S));
-  std::vector<Ticks> busy(ix(P), 0), w_work(ix(P), 0);
-  std::vector<bool> has_fb(ix(P), false);
+  [[nodiscard]] CostBound bound() const {
+    CostBound out;
+    for (int d = 0; d < P_; ++d) {
+      const DeviceBound db = device_bound(d);
+      if (db.span > out.cost) {
+        out.cost = db.span;
+        out.device = d;
+      }
+      out.per_device.push_back(db);
+    }
+    return out;
+  }
+
+private:
+  [[nodiscard]] Ticks fdur(int st) const { return parts_[ix(st)].f_min == kInf ? 0 : parts_[ix(st)].f_min; }
+  [[nodiscard]] Ticks bdur(int st) const { return parts_[ix(st)].b_min == kInf ? 0 : parts_[ix(st)].b_min; }
+  // The least time from a B to its W at position k of a route (0 when they are one task).
+  [[nodiscard]] Ticks w_after(const RouteChain& c, int k) const {
+    return parts_[ix(s_.routes[c.route][ix(k)])].w_after_b();
+  }
 
   // One pass over the tasks: work per device and what produces each part.
-  for (int d = 0; d < P && ix(d) < s.order.size(); ++d) {
-    for (const Task& t : s.order[ix(d)]) {
-      const Ticks dur = costs.duration(t);
-      busy[ix(d)] = add(busy[ix(d)], dur);
-      if (t.kind == Kind::W) w_work[ix(d)] = add(w_work[ix(d)], dur);
-      if (t.kind == Kind::FB) has_fb[ix(d)] = true;
-      for_each_half(t, [&](Kind kind, int stage, int) {
-        if (stage < 0 || stage >= S) return;
-        StageParts& sp = parts[ix(stage)];
-        switch (kind) {
-        case Kind::F:
-          sp.f_min = std::min(sp.f_min, dur);
-          ++sp.items;
-          if (t.kind == Kind::F) ++sp.pure_f;
-          break;
-        case Kind::B:
-          sp.b_min = std::min(sp.b_min, dur);
-          if (t.kind == Kind::B) sp.back_max = std::max(sp.back_max, dur);
-          break;
-        case Kind::BW:
-          sp.b_min = std::min(sp.b_min, dur);
-          sp.w_fused = true;
-          if (t.kind == Kind::BW) sp.back_max = std::max(sp.back_max, dur);
-          break;
-        case Kind::W:
-          sp.w_task_min = std::min(sp.w_task_min, dur);
-          sp.w_max = std::max(sp.w_max, dur);
-          break;
-        case Kind::FB: break;
-        }
-      });
+  void tally_tasks() {
+    parts_.assign(ix(S_), StageParts{});
+    busy_.assign(ix(P_), 0);
+    w_work_.assign(ix(P_), 0);
+    has_fb_.assign(ix(P_), false);
+    for (int d = 0; d < P_ && ix(d) < s_.order.size(); ++d) {
+      for (const Task& t : s_.order[ix(d)]) {
+        const Ticks dur = costs_.duration(t);
+        busy_[ix(d)] = add(busy_[ix(d)], dur);
+        if (t.kind == Kind::W) w_work_[ix(d)] = add(w_work_[ix(d)], dur);
+        if (t.kind == Kind::FB) has_fb_[ix(d)] = true;
+        for_each_half(t, [&](Kind kind, int stage, int) {
+          if (stage < 0 || stage >= S_) return;
+          StageParts& sp = parts_[ix(stage)];
+          switch (kind) {
+          case Kind::F:
+            sp.f_min = std::min(sp.f_min, dur);
+            ++sp.items;
+            if (t.kind == Kind::F) ++sp.pure_f;
+            break;
+          case Kind::B:
+            sp.b_min = std::min(sp.b_min, dur);
+            if (t.kind == Kind::B) sp.back_max = std::max(sp.back_max, dur);
+            break;
+          case Kind::BW:
+            sp.b_min = std::min(sp.b_min, dur);
+            sp.w_fused = true;
+            if (t.kind == Kind::BW) sp.back_max = std::max(sp.back_max, dur);
+            break;
+          case Kind::W:
+            sp.w_task_min = std::min(sp.w_task_min, dur);
+            sp.w_max = std::max(sp.w_max, dur);
+            break;
+          case Kind::FB: break;
+          }
+        });
+      }
     }
   }
-  const auto fdur = [&](int st) { return parts[ix(st)].f_min == kInf ? 0 : parts[ix(st)].f_min; };
-  const auto bdur = [&](int st) { return parts[ix(st)].b_min == kInf ? 0 : parts[ix(st)].b_min; };
 
-  std::vector<bool> used(s.routes.size(), false);
-  for (const int r : s.microbatch_route)
-    if (r >= 0 && ix(r) < used.size()) used[ix(r)] = true;
-  // The round trip of each used route as nodes F(r_0..r_K-1), B(r_K-1..r_0): start and end of
-  // each node relative to the start of node 0, and each device's positions on the route.
-  struct RouteChain {
-    std::size_t route{0};
-    int K{0};
-    std::vector<Ticks> start, end;
-    std::vector<std::vector<int>> positions;  // per device, ascending
-    [[nodiscard]] int b_node(int k) const { return 2 * K - 1 - k; }
-  };
-  std::vector<RouteChain> chains;
-  for (std::size_t r = 0; r < s.routes.size(); ++r) {
-    if (!used[r] || s.routes[r].empty()) continue;
-    const auto& route = s.routes[r];
-    RouteChain c;
-    c.route = r;
-    c.K = static_cast<int>(route.size());
-    const int K = c.K;
-    const auto stage_at = [&](int x) { return route[ix(x < K ? x : 2 * K - 1 - x)]; };
-    c.start.resize(ix(2 * K));
-    c.end.resize(ix(2 * K));
-    for (int x = 0; x < 2 * K; ++x) {
-      const int st = stage_at(x);
-      Ticks at = 0;
-      if (x > 0) {
-        const bool hop = x != K && topo.device_of(stage_at(x - 1)) != topo.device_of(st);
-        at = add(c.end[ix(x - 1)], hop ? costs.comm : 0);
-      }
-      c.start[ix(x)] = at;
-      c.end[ix(x)] = add(at, x < K ? fdur(st) : bdur(st));
-    }
-    c.positions.resize(ix(P));
-    for (int k = 0; k < K; ++k) {
-      const int d = topo.device_of(route[ix(k)]);
-      if (d >= 0 && d < P) c.positions[ix(d)].push_back(k);
-    }
-    chains.push_back(std::move(c));
-  }
-  // The least time from a B to its W at position k of a route (0 when they are one task).
-  const auto w_after = [&](const RouteChain& c, int k) {
-    return parts[ix(s.routes[c.route][ix(k)])].w_after_b();
-  };
-
-  // Per device, L1 and L2 are the least over routes (which route comes first or last is the
-  // order's choice), the full chain the most (every micro-batch's chain lies inside the span).
-  std::vector<Ticks> head(ix(P), kInf), tail(ix(P), kInf), chain(ix(P), 0);
-  std::vector<Ticks> trip(ix(S), kInf);  // F start to B end of one micro-batch on each stage
-  for (const RouteChain& c : chains) {
-    for (int k = 0; k < c.K; ++k) {
-      Ticks& t = trip[ix(s.routes[c.route][ix(k)])];
-      t = std::min(t, sub_pos(c.end[ix(c.b_node(k))], c.start[ix(k)]));
-    }
-    for (int d = 0; d < P; ++d) {
-      const auto& pos = c.positions[ix(d)];
-      if (pos.empty()) continue;
-      const int first = pos.front(), last = pos.back();
-      head[ix(d)] = std::min(head[ix(d)], sub_pos(c.start[ix(c.b_node(last))], c.start[ix(first)]));
-      // L2: X's forward on any of d's stages k; then every backward of d at or before k
-      Ticks l2 = kInf, full = 0;
-      for (const int k : pos) {
-        Ticks after = 0;
-        for (const int u : pos) {
-          if (u > k) break;
-          const Ticks w = w_after(c, u);
-          after = std::max(after, add(sub_pos(c.end[ix(c.b_node(u))], c.end[ix(k)]), w));
-          if (k == last)
-            full = std::max(full, add(sub_pos(c.end[ix(c.b_node(u))], c.start[ix(first)]), w));
+  // The round trip of every route some micro-batch takes.
+  void trace_routes() {
+    std::vector<bool> used(s_.routes.size(), false);
+    for (const int r : s_.microbatch_route)
+      if (r >= 0 && ix(r) < used.size()) used[ix(r)] = true;
+    for (std::size_t r = 0; r < s_.routes.size(); ++r) {
+      if (!used[r] || s_.routes[r].empty()) continue;
+      const auto& route = s_.routes[r];
+      RouteChain c;
+      c.route = r;
+      c.K = static_cast<int>(route.size());
+      const int K = c.K;
+      const auto stage_at = [&](int x) { return route[ix(x < K ? x : 2 * K - 1 - x)]; };
+      c.start.resize(ix(2 * K));
+      c.end.resize(ix(2 * K));
+      for (int x = 0; x < 2 * K; ++x) {
+        const int st = stage_at(x);
+        Ticks at = 0;
+        if (x > 0) {
+          const bool hop = x != K && topo_.device_of(stage_at(x - 1)) != topo_.device_of(st);
+          at = add(c.end[ix(x - 1)], hop ? costs_.comm : 0);
         }
-        l2 = std::min(l2, after);
+        c.start[ix(x)] = at;
+        c.end[ix(x)] = add(at, x < K ? fdur(st) : bdur(st));
       }
-      tail[ix(d)] = std::min(tail[ix(d)], l2);
-      chain[ix(d)] = std::max(chain[ix(d)], full);
+      c.positions.resize(ix(P_));
+      for (int k = 0; k < K; ++k) {
+        const int d = topo_.device_of(route[ix(k)]);
+        if (d >= 0 && d < P_) c.positions[ix(d)].push_back(k);
+      }
+      chains_.push_back(std::move(c));
+    }
+  }
+
+  // Per device, L1 (head) and L2 (tail) are the least over routes (which route comes first or
+  // last is the order's choice), the full chain the most (every micro-batch's chain lies inside
+  // the span); per stage, the shortest round trip of one micro-batch (fact 6's T).
+  void span_routes() {
+    head_.assign(ix(P_), kInf);
+    tail_.assign(ix(P_), kInf);
+    chain_.assign(ix(P_), 0);
+    trip_.assign(ix(S_), kInf);  // F start to B end of one micro-batch on each stage
+    for (const RouteChain& c : chains_) {
+      for (int k = 0; k < c.K; ++k) {
+        Ticks& t = trip_[ix(s_.routes[c.route][ix(k)])];
+        t = std::min(t, sub_pos(c.end[ix(c.b_node(k))], c.start[ix(k)]));
+      }
+      for (int d = 0; d < P_; ++d) {
+        const auto& pos = c.positions[ix(d)];
+        if (pos.empty()) continue;
+        const int first = pos.front(), last = pos.back();
+        head_[ix(d)] = std::min(head_[ix(d)], sub_pos(c.start[ix(c.b_node(last))], c.start[ix(first)]));
+        // L2: X's forward on any of d's stages k; then every backward of d at or before k
+        Ticks l2 = kInf, full = 0;
+        for (const int k : pos) {
+          Ticks after = 0;
+          for (const int u : pos) {
+            if (u > k) break;
+            const Ticks w = w_after(c, u);
+            after = std::max(after, add(sub_pos(c.end[ix(c.b_node(u))], c.end[ix(k)]), w));
+            if (k == last)
+              full = std::max(full, add(sub_pos(c.end[ix(c.b_node(u))], c.start[ix(first)]), w));
+          }
+          l2 = std::min(l2, after);
+        }
+        tail_[ix(d)] = std::min(tail_[ix(d)], l2);
+        chain_[ix(d)] = std::max(chain_[ix(d)], full);
+      }
     }
   }
 
   // Fact 5: the work of device k that ends by its last backward, with the W memory forces
-  // before it on a device of one stage.
-  std::vector<Ticks> k_work(ix(P), 0);
-  for (int k = 0; k < P; ++k) {
-    k_work[ix(k)] = sub_pos(busy[ix(k)], w_work[ix(k)]);
-    const auto stages = topo.device_stages(k);
-    if (mem_limit < 0 || stages.size() != 1 || has_fb[ix(k)]) continue;
-    const StageParts& sp = parts[ix(stages[0])];
-    if (sp.w_fused || sp.w_task_min == kInf || sp.items < 1) continue;
-    const double mb = costs.memory_delta(Kind::F, stages[0]);
-    const double mw = -costs.memory_delta(Kind::W, stages[0]);
-    if (mw <= limits::kMemEps) continue;
-    const auto n = static_cast<double>(sp.items);
-    double need = (mb + (n - 1) * mw - mem_limit) / mw;
-    if (mw > mb) need = std::max(need, (n * mw - mem_limit) / mw);
-    const auto forced = static_cast<long long>(
-        std::clamp(std::ceil(need - limits::kMemEps), 0.0, static_cast<double>(sp.items - 1)));
-    k_work[ix(k)] = add(k_work[ix(k)], sp.w_task_min * forced);
+  // before it on a device of one stage; and the devices k tried: all of them, or on a long
+  // pipeline the 64 with the most such work (later devices first among equals: their chains
+  // are the longest).
+  void weigh_forced_work() {
+    k_work_.assign(ix(P_), 0);
+    for (int k = 0; k < P_; ++k) {
+      k_work_[ix(k)] = sub_pos(busy_[ix(k)], w_work_[ix(k)]);
+      const auto stages = topo_.device_stages(k);
+      if (mem_limit_ < 0 || stages.size() != 1 || has_fb_[ix(k)]) continue;
+      const StageParts& sp = parts_[ix(stages[0])];
+      if (sp.w_fused || sp.w_task_min == kInf || sp.items < 1) continue;
+      const double mb = costs_.memory_delta(Kind::F, stages[0]);
+      const double mw = -costs_.memory_delta(Kind::W, stages[0]);
+      if (mw <= limits::kMemEps) continue;
+      const auto n = static_cast<double>(sp.items);
+      double need = (mb + (n - 1) * mw - mem_limit_) / mw;
+      if (mw > mb) need = std::max(need, (n * mw - mem_limit_) / mw);
+      const auto forced = static_cast<long long>(
+          std::clamp(std::ceil(need - limits::kMemEps), 0.0, static_cast<double>(sp.items - 1)));
+      k_work_[ix(k)] = add(k_work_[ix(k)], sp.w_task_min * forced);
+    }
+    candidates_.resize(ix(P_));
+    for (int k = 0; k < P_; ++k) candidates_[ix(k)] = k;
+    constexpr std::size_t kMaxThrough = 64;
+    if (candidates_.size() > kMaxThrough) {
+      std::partial_sort(candidates_.begin(), candidates_.begin() + kMaxThrough, candidates_.end(),
+                        [&](int a, int b) {
+                          return k_work_[ix(a)] != k_work_[ix(b)] ? k_work_[ix(a)] > k_work_[ix(b)] : a > b;
+                        });
+      candidates_.resize(kMaxThrough);
+    }
   }
-  // The devices k tried: all of them, or on a long pipeline the 64 with the most such work
-  // (later devices first among equals: their chains are the longest).
-  std::vector<int> candidates(ix(P));
-  for (int k = 0; k < P; ++k) candidates[ix(k)] = k;
-  constexpr std::size_t kMaxThrough = 64;
-  if (candidates.size() > kMaxThrough) {
-    std::partial_sort(candidates.begin(), candidates.begin() + kMaxThrough, candidates.end(),
-                      [&](int a, int b) {
-                        return k_work[ix(a)] != k_work[ix(b)] ? k_work[ix(a)] > k_work[ix(b)] : a > b;
-                      });
-    candidates.resize(kMaxThrough);
-  }
-  // span_d >= gap(d, k) + k_work + chain(k -> d), when every route through k meets d first.
-  const auto through = [&](int d, int k) -> Ticks {
+
+  // span_d >= gap(d, k) + k_work + chain(k -> d), when every route through k meets d first;
+  // -1 when it does not apply.
+  [[nodiscard]] Ticks through(int d, int k) const {
     Ticks gap = kInf, back = kInf;
-    for (const RouteChain& c : chains) {
+    for (const RouteChain& c : chains_) {
       const auto& pk = c.positions[ix(k)];
       if (pk.empty()) continue;
       const auto& pd = c.positions[ix(d)];
@@ -383,16 +415,15 @@ CostBound cost_lower_bound(const Schedule& s, const CostModel& costs, double mem
       back = std::min(back, most);
     }
     if (gap == kInf) return -1;
-    return add(add(gap, k_work[ix(k)]), back);
-  };
+    return add(add(gap, k_work_[ix(k)]), back);
+  }
 
-  CostBound out;
-  for (int d = 0; d < P; ++d) {
+  [[nodiscard]] DeviceBound device_bound(int d) const {
     DeviceBound db;
     db.device = d;
-    db.busy = busy[ix(d)];
-    db.chain = chain[ix(d)];
-    for (const int k : candidates) {
+    db.busy = busy_[ix(d)];
+    db.chain = chain_[ix(d)];
+    for (const int k : candidates_) {
       if (k == d) continue;
       const Ticks t = through(d, k);
       if (t > db.through) {
@@ -400,63 +431,86 @@ CostBound cost_lower_bound(const Schedule& s, const CostModel& costs, double mem
         db.through_device = k;
       }
     }
-    const auto stages = topo.device_stages(d);
-    if (stages.size() == 1 && !has_fb[ix(d)]) {
+    const auto stages = topo_.device_stages(d);
+    if (stages.size() == 1 && !has_fb_[ix(d)]) {
       const int st = stages[0];
-      const StageParts& sp = parts[ix(st)];
+      const StageParts& sp = parts_[ix(st)];
       const bool fused = sp.w_fused || sp.w_task_min == kInf;
-      db.in_flight = in_flight_span(sp.items, costs.stage[ix(st)].F, trip[ix(st)],
+      db.in_flight = in_flight_span(sp.items, costs_.stage[ix(st)].F, trip_[ix(st)],
                                     fused ? 0 : sp.w_task_min, sp.w_after_b(),
-                                    costs.memory_delta(Kind::F, st),
-                                    -costs.memory_delta(Kind::W, st), fused, mem_limit);
+                                    costs_.memory_delta(Kind::F, st),
+                                    -costs_.memory_delta(Kind::W, st), fused, mem_limit_);
     }
+    const Ticks idle_span = head_[ix(d)] != kInf && tail_[ix(d)] != kInf ? idle_bound(d, db) : 0;
+    db.span = std::max({idle_span, db.busy, db.chain, db.through, db.in_flight});
+    return db;
+  }
+
+  // Facts 1-4: the busy time and the idle at both ends no order avoids, the least of cases A
+  // and B; sets db's head and tail idle.
+  [[nodiscard]] Ticks idle_bound(int d, DeviceBound& db) const {
+    const auto stages = topo_.device_stages(d);
     std::vector<Item> forwards, pending;
     Ticks f_work = 0;
     double f_memory = 0;
     for (const int st : stages) {
-      const StageParts& sp = parts[ix(st)];
-      const double mb = costs.memory_delta(Kind::F, st);
-      const double mw = -costs.memory_delta(Kind::W, st);
-      const Ticks f = costs.stage[ix(st)].F;
+      const StageParts& sp = parts_[ix(st)];
+      const double mb = costs_.memory_delta(Kind::F, st);
+      const double mw = -costs_.memory_delta(Kind::W, st);
+      const Ticks f = costs_.stage[ix(st)].F;
       forwards.push_back({mb, f, sp.pure_f});
       f_work = add(f_work, f > kInf / std::max(1LL, sp.pure_f) ? kInf : f * sp.pure_f);
       f_memory += mb * static_cast<double>(sp.pure_f);
       pending.push_back({mb, add(sp.back_max, sp.w_max), sp.items});
       pending.push_back({mw, sp.w_max, sp.items});
     }
-    if (head[ix(d)] != kInf && tail[ix(d)] != kInf) {
-      const Ticks most_f = most_value(forwards, mem_limit);
-      const Ticks most_pending =
-          stages.size() == 1
-              ? most_pending_one_stage(parts[ix(stages[0])], costs.memory_delta(Kind::F, stages[0]),
-                                       -costs.memory_delta(Kind::W, stages[0]), mem_limit)
-              : most_value(pending, mem_limit);
-      db.head_idle = sub_pos(head[ix(d)], most_f);
-      db.tail_idle = sub_pos(tail[ix(d)], most_pending);
-      Ticks span = add(add(db.busy, db.head_idle), db.tail_idle);
-      const bool all_forwards_first =
-          !has_fb[ix(d)] && (mem_limit < 0 || f_memory <= mem_limit + limits::kMemEps);
-      if (all_forwards_first) {
-        const Ticks backward_work = sub_pos(db.busy, f_work);
-        const Ticks b = std::max({db.busy, add(head[ix(d)], backward_work), add(f_work, tail[ix(d)])});
-        if (b < span) {
-          // NOTE: case B is cheaper; the idle it implies is not split by end, so report it whole.
-          span = b;
-          db.head_idle = sub_pos(b, db.busy);
-          db.tail_idle = 0;
-        }
+    const Ticks most_f = most_value(forwards, mem_limit_);
+    const Ticks most_pending =
+        stages.size() == 1
+            ? most_pending_one_stage(parts_[ix(stages[0])], costs_.memory_delta(Kind::F, stages[0]),
+                                     -costs_.memory_delta(Kind::W, stages[0]), mem_limit_)
+            : most_value(pending, mem_limit_);
+    db.head_idle = sub_pos(head_[ix(d)], most_f);
+    db.tail_idle = sub_pos(tail_[ix(d)], most_pending);
+    Ticks span = add(add(db.busy, db.head_idle), db.tail_idle);
+    const bool all_forwards_first =
+        !has_fb_[ix(d)] && (mem_limit_ < 0 || f_memory <= mem_limit_ + limits::kMemEps);
+    if (all_forwards_first) {
+      const Ticks backward_work = sub_pos(db.busy, f_work);
+      const Ticks b = std::max({db.busy, add(head_[ix(d)], backward_work), add(f_work, tail_[ix(d)])});
+      if (b < span) {
+        // NOTE: case B is cheaper; the idle it implies is not split by end, so report it whole.
+        span = b;
+        db.head_idle = sub_pos(b, db.busy);
+        db.tail_idle = 0;
       }
-      db.span = std::max({span, db.chain, db.through, db.in_flight});
-    } else {
-      db.span = std::max({db.busy, db.chain, db.through, db.in_flight});
     }
-    if (db.span > out.cost) {
-      out.cost = db.span;
-      out.device = d;
-    }
-    out.per_device.push_back(db);
+    return span;
   }
-  return out;
+
+  const Schedule& s_;
+  const CostModel& costs_;
+  double mem_limit_;
+  Topology topo_;
+  int P_, S_;
+  std::vector<StageParts> parts_;
+  std::vector<Ticks> busy_, w_work_;
+  std::vector<bool> has_fb_;
+  std::vector<RouteChain> chains_;
+  std::vector<Ticks> head_, tail_, chain_, trip_;
+  std::vector<Ticks> k_work_;
+  std::vector<int> candidates_;
+};
+
+} // namespace
+
+double optimality_gap(Ticks cost, Ticks bound) {
+  if (cost <= 0) return 0.0;
+  return static_cast<double>(cost - std::min(cost, bound)) / static_cast<double>(cost);
+}
+
+CostBound cost_lower_bound(const Schedule& s, const CostModel& costs, double mem_limit) {
+  return OrderBound(s, costs, mem_limit).bound();
 }
 
 double memory_lower_bound(const Schedule& schedule, const CostModel& costs) {
