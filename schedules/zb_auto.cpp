@@ -287,20 +287,191 @@ std::string rules_label(const ZbRules& r) {
   return out;
 }
 
+// The chunk orders: Megatron's groups of p; groups of 2p, whose longer warm-up fills the
+// pipeline where memory allows (p = 4, m = 16, v = 2 at 2p M_B: the ideal 96 ms instead of 98
+// for F = B = W = 2); smaller ones that need less warm-up memory.
+std::vector<int> chunk_groups(const Schedule& skeleton) {
+  const int p = skeleton.devices;
+  std::vector<int> groups{p};
+  if (skeleton.chunks() > 1) {
+    if (2 * p <= skeleton.microbatches) groups.push_back(2 * p);
+    for (int g = p / 2; g >= 1; g /= 2) groups.push_back(g);
+  }
+  return groups;
+}
+
+// NOTE: the walk down covers every limit from the requested one down to the least that works
+// (so a larger limit is never worse) when one run per smallest memory change would place at
+// most kLadderWork tasks; larger problems stop at a floor that depends on the inputs only, so
+// the result is the same on every machine (and never worse at a larger limit above it).
+double ladder_floor(const Schedule& skeleton, const CostModel& costs, double per_step,
+                    double limit, double least) {
+  double step = std::numeric_limits<double>::infinity();
+  for (int st = 0; st < skeleton.stages(); ++st)
+    for (const Kind k : {Kind::F, Kind::B, Kind::W})
+      if (const double dm = std::abs(costs.memory_delta(k, st)); dm > limits::kMemEps)
+        step = std::min(step, dm);
+  const double steps = std::max(0.0, std::floor(kLadderWork / per_step) - 1);
+  if (steps == 0) return limit;
+  if (steps * step < limit - least) return limit - steps * step;
+  return least;
+}
+
+// The chains' walks down from the limit, on one thread or several: every (chunk order, rules)
+// group runs the 8 flag combinations; each run is the same for all limits down to what it
+// accepted, so the next limit below that is the next one that can differ.
+class ChainWalks {
+public:
+  ChainWalks(const std::vector<ZbProblem>& problems, const std::vector<Chain>& chains,
+             std::size_t groups, const ZbAutoOptions& options, double limit, Ticks floor_cost,
+             double walk_floor)
+      : problems_(problems), chains_(chains), logs_(groups), options_(options), limit_(limit),
+        floor_cost_(floor_cost), walk_floor_(walk_floor), found_(chains.size()) {}
+
+  void run(unsigned threads) {
+    const auto work = [this] {
+      ZbWorkspace workspace;
+      for (std::size_t c = next_++; c < chains_.size(); c = next_++) walk(c, workspace);
+    };
+    if (threads <= 1) {
+      work();
+      return;
+    }
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& th : pool) th.join();
+  }
+
+  // The best chain: by score, then the earlier chain (the earliest chain at the lower bound
+  // wins outright).
+  [[nodiscard]] std::optional<std::size_t> best_chain() const {
+    std::optional<std::size_t> out;
+    for (std::size_t c = 0; c < chains_.size(); ++c) {
+      if (!found_[c].found) continue;
+      if (found_[c].score.cost <= floor_cost_) return c;
+      if (!out || found_[c].score < found_[*out].score) out = c;
+    }
+    return out;
+  }
+
+  [[nodiscard]] const ChainBest& found(std::size_t c) const { return found_[c]; }
+  [[nodiscard]] long long runs() const { return runs_.load(); }
+  [[nodiscard]] long long placed() const { return placed_.load(); }
+
+  // The record of chain c's best, made again unless it was the authors' own first run.
+  [[nodiscard]] ZbRecord record_of(std::size_t c) {
+    const Chain& chain = chains_[c];
+    const ChainBest& win = found_[c];
+    if (c == 0 && first_accepted_ == win.accepted) return std::move(first_record_);
+    ZbRecord record;
+    const ZbOutcome again = run_zb(problems_[ix(chain.problem)], win.limit, chain.flags,
+                                   chain.rules, ZbCutoff{}, &record);
+    assert(again.status == ZbStatus::ok && again.cost == win.score.cost);  // runs repeat exactly
+    (void)again;
+    return record;
+  }
+
+private:
+  // the best so far over all chains (and which chain found it; a seed loses ties): a run that
+  // can only end worse, or tie an earlier chain, gives up
+  struct Best {
+    Score score;
+    std::size_t chain;
+  };
+  Best best_now() {
+    const std::lock_guard lock(best_mutex_);
+    return best_;
+  }
+
+  void walk(std::size_t c, ZbWorkspace& workspace) {
+    const Chain& chain = chains_[c];
+    const ZbProblem& pb = problems_[ix(chain.problem)];
+    RunLog& log = logs_[ix(chain.group)];
+    double at = limit_;
+    while (at + limits::kMemEps >= std::max(walk_floor_, pb.warmup_memory()) &&
+           pb.memory_bound(at) <= best_now().score.cost) {
+      if (const Best now = best_now(); now.score.cost <= floor_cost_ && now.chain < c) break;
+      // the same run made by an earlier chain needs no repeating
+      if (const auto lower = log.find(c, chain.flags, at)) {
+        if (!options_.ladder) break;
+        at = *lower - 10 * limits::kMemEps;
+        continue;
+      }
+      // NOTE: a run that can only tie this chain's best gives up too (the chain keeps its
+      // first best, at the highest limit), and one that can only tie an earlier chain's: ties
+      // go to the earlier, so what wins never depends on the threads.
+      const Best global = best_now();
+      ZbCutoff cut{.worse_cost = global.score.cost, .worse_spans = global.score.spans};
+      std::optional<Score> tie;
+      if (found_[c].found) tie = found_[c].score;
+      if (global.score.cost <= floor_cost_) cut.worse_spans = kNoCutoff;  // a later chain's
+      else if (global.chain < c) tie = std::min(tie.value_or(global.score), global.score);
+      if (tie) {
+        cut.tie_cost = tie->cost;
+        cut.tie_spans = tie->spans;
+      }
+      // the authors' own run at the limit (chain 0's first) wins most often: record it
+      const bool first = c == 0 && at == limit_;
+      const ZbOutcome out = run_zb(pb, at, chain.flags, chain.rules, cut,
+                                   first ? &first_record_ : nullptr, &workspace);
+      if (first && out.status == ZbStatus::ok) first_accepted_ = out.accepted;
+      ++runs_;
+      placed_ += out.placed;
+      log.add({c, chain.flags, out.decisive, out.accepted, at});
+      if (out.status == ZbStatus::ok) {
+        const ChainBest here{true, Score{out.cost, out.spans}, out.accepted, at};
+        if (better(here, found_[c])) found_[c] = here;
+        const std::lock_guard lock(best_mutex_);
+        const bool optimal = here.score.cost <= floor_cost_;
+        if (optimal ? best_.score.cost > floor_cost_ || c < best_.chain
+                    : here.score < best_.score || (here.score == best_.score && c < best_.chain))
+          best_ = Best{here.score, c};
+        if (optimal) break;
+      }
+      if (!options_.ladder) break;
+      at = out.accepted - 10 * limits::kMemEps;
+    }
+  }
+
+  const std::vector<ZbProblem>& problems_;
+  const std::vector<Chain>& chains_;
+  std::vector<RunLog> logs_;
+  const ZbAutoOptions& options_;
+  double limit_;
+  Ticks floor_cost_;
+  double walk_floor_;
+  std::mutex best_mutex_;
+  Best best_{Score{kNoCutoff, kNoCutoff}, std::numeric_limits<std::size_t>::max()};
+  std::vector<ChainBest> found_;
+  ZbRecord first_record_;
+  std::optional<double> first_accepted_;
+  std::atomic<long long> runs_{0}, placed_{0};
+  std::atomic<std::size_t> next_{0};
+};
+
+// The handcrafted schedules that fit, timed only as far as they can still win: the best one
+// strictly better than `bar` (the best chain's score), if any.
+std::optional<std::size_t> best_seed(std::vector<Seed>& seeds, const CostModel& costs,
+                                     double limit, Score bar) {
+  std::optional<std::size_t> out;
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    if (!(seeds[i].peak <= limit + limits::kMemEps)) continue;
+    const Score against = out ? seeds[*out].score : bar;
+    const auto timing = time_order(seeds[i].schedule, costs, against);
+    if (!timing || !(timing->score < against)) continue;
+    seeds[i].score = timing->score;
+    out = i;
+  }
+  return out;
+}
+
 } // namespace
 
 Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const CostSpec& spec,
                         double limit, const ZbAutoOptions& options, ZbAutoReport* report) {
   const CostModel costs = cost_model_for(spec, skeleton);
   const int p = skeleton.devices, v = skeleton.chunks();
-  // the chunk orders: Megatron's groups of p; groups of 2p, whose longer warm-up fills the
-  // pipeline where memory allows (p = 4, m = 16, v = 2 at 2p M_B: the ideal 96 ms instead of
-  // 98 for F = B = W = 2); smaller ones that need less warm-up memory
-  std::vector<int> groups{p};
-  if (v > 1) {
-    if (2 * p <= skeleton.microbatches) groups.push_back(2 * p);
-    for (int g = p / 2; g >= 1; g /= 2) groups.push_back(g);
-  }
+  const std::vector<int> groups = chunk_groups(skeleton);
   std::vector<ZbProblem> problems;
   problems.reserve(groups.size());
   for (const int g : groups) problems.emplace_back(skeleton, costs, g);
@@ -331,20 +502,6 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
   // and the earliest chain at the bound wins, whatever the threads
   const Ticks floor_cost = cost_lower_bound(with_every_task(skeleton), costs, limit).cost;
 
-  // the best so far over all chains (and which chain found it; a seed loses ties): a run that
-  // can only end worse, or tie an earlier chain, gives up
-  struct Best {
-    Score score;
-    std::size_t chain;
-  };
-  std::mutex best_mutex;
-  Best best{Score{kNoCutoff, kNoCutoff}, std::numeric_limits<std::size_t>::max()};
-  const auto best_now = [&] {
-    const std::lock_guard lock(best_mutex);
-    return best;
-  };
-
-  // chains: every (chunk order, rules) group runs the 8 flag combinations
   const std::vector<ZbRules> variants =
       rule_variants(options.variants, options.variant_mask, !split_never_worse(costs));
   std::vector<Chain> chains;
@@ -355,125 +512,28 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
       for (const ZbFlags& flags : zb_flag_combinations())
         chains.push_back(Chain{static_cast<int>(g), static_cast<int>(g * variants.size() + r),
                                flags, variants[r], rules_label(variants[r])});
-  std::vector<RunLog> logs(problems.size() * variants.size());
 
-  // NOTE: the walk down covers every limit from the requested one down to the least that works
-  // (so a larger limit is never worse) when one run per smallest memory change would place at
-  // most kLadderWork tasks; larger problems stop at a floor that depends on the inputs only, so
-  // the result is the same on every machine (and never worse at a larger limit above it).
-  double step = std::numeric_limits<double>::infinity();
-  for (int st = 0; st < skeleton.stages(); ++st)
-    for (const Kind k : {Kind::F, Kind::B, Kind::W})
-      if (const double dm = std::abs(costs.memory_delta(k, st)); dm > limits::kMemEps)
-        step = std::min(step, dm);
   const double per_step = 3.0 * static_cast<double>(skeleton.stages()) * skeleton.microbatches *
                           static_cast<double>(chains.size());
-  const double steps = std::max(0.0, std::floor(kLadderWork / per_step) - 1);
-  double walk_floor = least;
-  if (steps == 0) walk_floor = limit;
-  else if (steps * step < limit - least) walk_floor = limit - steps * step;
-
-  // every chain walks down from the limit: each run is the same for all limits down to what it
-  // accepted, so the next limit below that is the next one that can differ
-  std::vector<ChainBest> found(chains.size());
-  ZbRecord first_record;
-  std::optional<double> first_accepted;
-  std::atomic<long long> runs{0}, placed{0};
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    ZbWorkspace workspace;
-    for (std::size_t c = next++; c < chains.size(); c = next++) {
-      const Chain& chain = chains[c];
-      const ZbProblem& pb = problems[ix(chain.problem)];
-      RunLog& log = logs[ix(chain.group)];
-      double at = limit;
-      while (at + limits::kMemEps >= std::max(walk_floor, pb.warmup_memory()) &&
-             pb.memory_bound(at) <= best_now().score.cost) {
-        if (const Best now = best_now(); now.score.cost <= floor_cost && now.chain < c) break;
-        // the same run made by an earlier chain needs no repeating
-        if (const auto lower = log.find(c, chain.flags, at)) {
-          if (!options.ladder) break;
-          at = *lower - 10 * limits::kMemEps;
-          continue;
-        }
-        // NOTE: a run that can only tie this chain's best gives up too (the chain keeps its
-        // first best, at the highest limit), and one that can only tie an earlier chain's: ties
-        // go to the earlier, so what wins never depends on the threads.
-        const Best global = best_now();
-        ZbCutoff cut{.worse_cost = global.score.cost, .worse_spans = global.score.spans};
-        std::optional<Score> tie;
-        if (found[c].found) tie = found[c].score;
-        if (global.score.cost <= floor_cost) cut.worse_spans = kNoCutoff;  // a later chain's
-        else if (global.chain < c) tie = std::min(tie.value_or(global.score), global.score);
-        if (tie) {
-          cut.tie_cost = tie->cost;
-          cut.tie_spans = tie->spans;
-        }
-        // the authors' own run at the limit (chain 0's first) wins most often: record it
-        const bool first = c == 0 && at == limit;
-        const ZbOutcome out = run_zb(pb, at, chain.flags, chain.rules, cut,
-                                     first ? &first_record : nullptr, &workspace);
-        if (first && out.status == ZbStatus::ok) first_accepted = out.accepted;
-        ++runs;
-        placed += out.placed;
-        log.add({c, chain.flags, out.decisive, out.accepted, at});
-        if (out.status == ZbStatus::ok) {
-          const ChainBest here{true, Score{out.cost, out.spans}, out.accepted, at};
-          if (better(here, found[c])) found[c] = here;
-          const std::lock_guard lock(best_mutex);
-          const bool optimal = here.score.cost <= floor_cost;
-          if (optimal ? best.score.cost > floor_cost || c < best.chain
-                      : here.score < best.score || (here.score == best.score && c < best.chain))
-            best = Best{here.score, c};
-          if (optimal) break;
-        }
-        if (!options.ladder) break;
-        at = out.accepted - 10 * limits::kMemEps;
-      }
-    }
-  };
+  ChainWalks walks(problems, chains, problems.size() * variants.size(), options, limit,
+                   floor_cost, ladder_floor(skeleton, costs, per_step, limit, least));
   // NOTE: threads only where the work pays for starting them (the result is the same)
   unsigned threads = per_step < kThreadWork ? 1u : search_threads(chains.size());
   if (options.threads > 0)
     threads = std::min<unsigned>(options.threads, static_cast<unsigned>(chains.size()));
-  if (threads <= 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
-    for (auto& th : pool) th.join();
-  }
+  walks.run(threads);
 
-  // the best: by score, then the earlier chain; a seed only when strictly better
-  // (the earliest chain at the lower bound wins outright)
-  std::optional<std::size_t> best_chain;
-  for (std::size_t c = 0; c < chains.size(); ++c) {
-    if (!found[c].found) continue;
-    if (found[c].score.cost <= floor_cost) {
-      best_chain = c;
-      break;
-    }
-    if (!best_chain || found[c].score < found[*best_chain].score) best_chain = c;
-  }
-  // the handcrafted schedules that fit, timed only as far as they can still win
-  std::optional<std::size_t> best_seed;
-  for (std::size_t i = 0; i < seeds.size(); ++i) {
-    if (!(seeds[i].peak <= limit + limits::kMemEps)) continue;
-    const Score bar = best_seed ? seeds[*best_seed].score
-                      : best_chain ? found[*best_chain].score
-                                   : Score{kNoCutoff, kNoCutoff};
-    const auto timing = time_order(seeds[i].schedule, costs, bar);
-    if (!timing || !(timing->score < bar)) continue;
-    seeds[i].score = timing->score;
-    best_seed = i;
-  }
-  const bool seed_wins = best_seed.has_value();
+  // a seed wins only when strictly better than the best chain
+  const std::optional<std::size_t> best_chain = walks.best_chain();
+  const std::optional<std::size_t> seed =
+      best_seed(seeds, costs, limit,
+                best_chain ? walks.found(*best_chain).score : Score{kNoCutoff, kNoCutoff});
   if (report != nullptr) {
-    report->runs = runs.load();
-    report->placed = placed.load();
+    report->runs = walks.runs();
+    report->placed = walks.placed();
   }
-  if (seed_wins) {
-    Seed& s = seeds[*best_seed];
+  if (seed) {
+    Seed& s = seeds[*seed];
     if (report != nullptr) {
       report->winner = "seed:" + s.label;
       report->limit = limit;
@@ -487,21 +547,11 @@ Schedule zb_auto_search(std::string_view name, const Schedule& skeleton, const C
         "microbatches={})",
         name, limit, p, v, skeleton.microbatches));
   const Chain& chain = chains[*best_chain];
-  const ChainBest& win = found[*best_chain];
-  ZbRecord record;
-  if (*best_chain == 0 && first_accepted == win.accepted) {
-    record = std::move(first_record);
-  } else {
-    const ZbOutcome again = run_zb(problems[ix(chain.problem)], win.limit, chain.flags,
-                                   chain.rules, ZbCutoff{}, &record);
-    assert(again.status == ZbStatus::ok && again.cost == win.score.cost);  // runs repeat exactly
-    (void)again;
-  }
   if (report != nullptr) {
     report->winner = chain.label;
-    report->limit = win.limit;
+    report->limit = walks.found(*best_chain).limit;
   }
-  return schedule_of(problems[ix(chain.problem)], std::move(record), std::string(name));
+  return schedule_of(problems[ix(chain.problem)], walks.record_of(*best_chain), std::string(name));
 }
 
 double zb_h1_peak(const ScheduleSpec& spec, int pieces) {
