@@ -280,26 +280,35 @@ void signal_local_ranks(const std::vector<RankPlace>& roster, int signal) {
   }
 }
 
-ProcessOutcome run_supervised(const std::vector<std::string>& argv, std::ostream& out,
-                              std::ostream& err, const SupervisorHooks& hooks, int grace_ms) {
-  const auto& take_line = hooks.take_line;
-  if (argv.empty()) throw ConfigError("execute: no command to run");
-  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1},
-      wake_pipe[2] = {-1, -1};
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
-      ::pipe2(exec_pipe, O_CLOEXEC) != 0 || ::pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+namespace {
+
+// The pipes of a supervised child: its stdout and stderr, exec's errno (closed on a successful
+// exec), and the stop signals' wake-up. [0] reads, [1] writes.
+struct ChildPipes {
+  std::array<int, 2> out{-1, -1}, err{-1, -1}, exec{-1, -1}, wake{-1, -1};
+};
+
+ChildPipes open_child_pipes() {
+  ChildPipes p;
+  if (::pipe2(p.out.data(), O_CLOEXEC) != 0 || ::pipe2(p.err.data(), O_CLOEXEC) != 0 ||
+      ::pipe2(p.exec.data(), O_CLOEXEC) != 0 || ::pipe2(p.wake.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
     const int e = errno;
-    for (int* p : {out_pipe, err_pipe, exec_pipe, wake_pipe}) {
-      close_fd(p[0]);
-      close_fd(p[1]);
+    for (auto* pipe : {&p.out, &p.err, &p.exec, &p.wake}) {
+      close_fd((*pipe)[0]);
+      close_fd((*pipe)[1]);
     }
     throw ConfigError(fmt::format("execute: pipe: {}", std::strerror(e)));
   }
+  return p;
+}
+
+// Forks and execs argv in a process group of its own, its output on the pipes; returns its pid
+// with only the read ends and the wake-up pipe left open. On failure (fork, or exec: its errno
+// comes through the exec pipe) nothing is left open and the error says why.
+pid_t start_child(const std::vector<std::string>& argv, ChildPipes& pipes) {
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  // Handlers first: a signal that comes between fork and the loop is not lost.
-  const StopSignals signals(wake_pipe[1]);
   sigset_t all, before;
   sigfillset(&all);
   ::sigprocmask(SIG_BLOCK, &all, &before);
@@ -318,138 +327,179 @@ ProcessOutcome run_supervised(const std::vector<std::string>& argv, std::ostream
       if (now.sa_handler != SIG_IGN) ::sigaction(sig, &dfl, nullptr);
     }
     ::sigprocmask(SIG_SETMASK, &before, nullptr);
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
+    ::dup2(pipes.out[1], 1);
+    ::dup2(pipes.err[1], 2);
     ::execvp(cargv[0], cargv.data());
     const int e = errno;
-    (void)!::write(exec_pipe[1], &e, sizeof e);
+    (void)!::write(pipes.exec[1], &e, sizeof e);
     ::_exit(127);
   }
   const int fork_errno = errno;
   if (pid > 0) ::setpgid(pid, pid);  // also here, so that no signal can miss the group
   ::sigprocmask(SIG_SETMASK, &before, nullptr);
-  for (int* fd : {&out_pipe[1], &err_pipe[1], &exec_pipe[1]}) close_fd(*fd);
+  for (int* fd : {&pipes.out[1], &pipes.err[1], &pipes.exec[1]}) close_fd(*fd);
   if (pid < 0) {
-    for (int* fd : {&out_pipe[0], &err_pipe[0], &exec_pipe[0], &wake_pipe[0], &wake_pipe[1]})
+    for (int* fd : {&pipes.out[0], &pipes.err[0], &pipes.exec[0], &pipes.wake[0], &pipes.wake[1]})
       close_fd(*fd);
     throw ConfigError(fmt::format("execute: fork: {}", std::strerror(fork_errno)));
   }
   // Did exec fail? The pipe closes on a successful exec, or carries its errno.
   int exec_errno = 0;
   ssize_t got = 0;
-  while ((got = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  while ((got = ::read(pipes.exec[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
   }
-  close_fd(exec_pipe[0]);
+  close_fd(pipes.exec[0]);
   if (got == static_cast<ssize_t>(sizeof exec_errno)) {
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
-    for (int* fd : {&out_pipe[0], &err_pipe[0], &wake_pipe[0], &wake_pipe[1]}) close_fd(*fd);
+    for (int* fd : {&pipes.out[0], &pipes.err[0], &pipes.wake[0], &pipes.wake[1]}) close_fd(*fd);
     throw ConfigError(fmt::format("execute: cannot start '{}': {}{}", argv.front(),
                                   std::strerror(exec_errno),
                                   exec_errno == ENOENT ? " (install openmpi-bin: `make deps`)"
                                                        : ""));
   }
+  return pid;
+}
 
-  using Clock = std::chrono::steady_clock;
-  std::array<pollfd, 3> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0},
-                            pollfd{wake_pipe[0], POLLIN, 0}};
-  std::array<std::ostream*, 2> sinks{&out, &err};
-  int open = 2;
-  int stopped_by = 0;
-  bool killed = false;
-  Clock::time_point kill_at{};
-  std::array<char, 8192> buf{};
-  // With take_line, stderr goes through line by line (a partial line waits for its end).
-  std::string pending;
-  const auto to_err = [&](const char* data, std::size_t n, bool last) {
-    if (!take_line) {
-      err.write(data, static_cast<std::streamsize>(n));
-      return;
-    }
-    pending.append(data, n);
-    std::size_t start = 0;
-    for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
-      const std::string_view line(pending.data() + start, nl - start);
-      if (!take_line(line)) err << line << '\n';
-    }
-    pending.erase(0, start);
-    if (last && !pending.empty()) {
-      if (!take_line(pending)) err << pending;
-      pending.clear();
-    }
-  };
-  const auto stop = [&] {
-    if (stopped_by != 0 || g_signal == 0) return;
-    stopped_by = g_signal;
-    ::kill(-pid, SIGTERM);
-    if (hooks.on_stop) hooks.on_stop(SIGTERM);
-    kill_at = Clock::now() + std::chrono::milliseconds(grace_ms);
-  };
-  const auto escalate = [&] {
-    if (stopped_by == 0 || killed || Clock::now() < kill_at) return;
-    ::kill(-pid, SIGKILL);
-    if (hooks.on_stop) hooks.on_stop(SIGKILL);
-    killed = true;
-  };
-  while (open > 0) {
-    int timeout = -1;
-    if (stopped_by != 0 && !killed)
-      timeout = static_cast<int>(std::max<long long>(
-          0, std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now())
-                 .count()));
-    const int ready = ::poll(fds.data(), fds.size(), timeout);
-    stop();
-    escalate();
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[2].revents != 0) {
-      char drain[64];
-      while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
+// A started child watched to its end: its output copied out as it comes (stderr line by line
+// through take_line), a stop signal passed on to its group as SIGTERM, SIGKILL after the grace.
+class Supervision {
+public:
+  Supervision(pid_t pid, ChildPipes& pipes, std::ostream& out, std::ostream& err,
+              const SupervisorHooks& hooks, int grace_ms)
+      : pid_(pid), pipes_(pipes), out_(out), err_(err), hooks_(hooks), grace_ms_(grace_ms) {}
+
+  // Until both outputs close.
+  void pump() {
+    std::array<pollfd, 3> fds{pollfd{pipes_.out[0], POLLIN, 0}, pollfd{pipes_.err[0], POLLIN, 0},
+                              pollfd{pipes_.wake[0], POLLIN, 0}};
+    std::array<std::ostream*, 2> sinks{&out_, &err_};
+    int open = 2;
+    std::array<char, 8192> buf{};
+    while (open > 0) {
+      int timeout = -1;
+      if (stopped_by_ != 0 && !killed_)
+        timeout = static_cast<int>(std::max<long long>(
+            0, std::chrono::duration_cast<std::chrono::milliseconds>(kill_at_ - Clock::now())
+                   .count()));
+      const int ready = ::poll(fds.data(), fds.size(), timeout);
+      stop();
+      escalate();
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        break;
       }
-    }
-    for (std::size_t k = 0; k < 2; ++k) {
-      if (fds[k].fd < 0 || fds[k].revents == 0) continue;
-      const ssize_t n = ::read(fds[k].fd, buf.data(), buf.size());
-      if (n > 0) {
-        if (k == 0) out.write(buf.data(), n);
-        else to_err(buf.data(), static_cast<std::size_t>(n), false);
-        sinks[k]->flush();
-      } else if (n == 0 || errno != EINTR) {
-        if (k == 1) to_err(nullptr, 0, true);
-        ::close(fds[k].fd);
-        fds[k].fd = -1;
-        --open;
+      if (fds[2].revents != 0) drain_wake();
+      for (std::size_t k = 0; k < 2; ++k) {
+        if (fds[k].fd < 0 || fds[k].revents == 0) continue;
+        const ssize_t n = ::read(fds[k].fd, buf.data(), buf.size());
+        if (n > 0) {
+          if (k == 0) out_.write(buf.data(), n);
+          else to_err(buf.data(), static_cast<std::size_t>(n), false);
+          sinks[k]->flush();
+        } else if (n == 0 || errno != EINTR) {
+          if (k == 1) to_err(nullptr, 0, true);
+          close_fd(k == 0 ? pipes_.out[0] : pipes_.err[0]);
+          fds[k].fd = -1;
+          --open;
+        }
       }
     }
   }
+
   // Output closed: the child is ending (or closed its output and goes on: a signal still stops
   // it, which a blocking waitpid, restarted after the handler, would not notice).
-  int status = 0;
-  while (true) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (::poll(&fds[2], 1, 20) > 0) {
-      char drain[64];
-      while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
+  ProcessOutcome reap() {
+    int status = 0;
+    while (true) {
+      const pid_t w = ::waitpid(pid_, &status, WNOHANG);
+      if (w == pid_) break;
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        break;
       }
+      pollfd wake{pipes_.wake[0], POLLIN, 0};
+      if (::poll(&wake, 1, 20) > 0) drain_wake();
+      stop();
+      escalate();
     }
-    stop();
-    escalate();
+    if (stopped_by_ != 0) ::kill(-pid_, SIGKILL);  // whatever of the group outlived its leader
+    for (int* fd : {&pipes_.wake[0], &pipes_.wake[1]}) close_fd(*fd);
+    ProcessOutcome outcome;
+    outcome.stopped_by = stopped_by_;
+    if (WIFEXITED(status)) outcome.status = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status)) outcome.status = 128 + WTERMSIG(status);
+    else outcome.status = 1;
+    return outcome;
   }
-  if (stopped_by != 0) ::kill(-pid, SIGKILL);  // whatever of the group outlived its leader
-  for (int* fd : {&wake_pipe[0], &wake_pipe[1]}) close_fd(*fd);
-  ProcessOutcome outcome;
-  outcome.stopped_by = stopped_by;
-  if (WIFEXITED(status)) outcome.status = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) outcome.status = 128 + WTERMSIG(status);
-  else outcome.status = 1;
-  return outcome;
+
+private:
+  using Clock = std::chrono::steady_clock;
+
+  void drain_wake() const {
+    char drain[64];
+    while (::read(pipes_.wake[0], drain, sizeof drain) > 0) {
+    }
+  }
+
+  // With take_line, stderr goes through line by line (a partial line waits for its end).
+  void to_err(const char* data, std::size_t n, bool last) {
+    if (!hooks_.take_line) {
+      err_.write(data, static_cast<std::streamsize>(n));
+      return;
+    }
+    pending_.append(data, n);
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = pending_.find('\n', start)) != std::string::npos; start = nl + 1) {
+      const std::string_view line(pending_.data() + start, nl - start);
+      if (!hooks_.take_line(line)) err_ << line << '\n';
+    }
+    pending_.erase(0, start);
+    if (last && !pending_.empty()) {
+      if (!hooks_.take_line(pending_)) err_ << pending_;
+      pending_.clear();
+    }
+  }
+
+  void stop() {
+    if (stopped_by_ != 0 || g_signal == 0) return;
+    stopped_by_ = g_signal;
+    ::kill(-pid_, SIGTERM);
+    if (hooks_.on_stop) hooks_.on_stop(SIGTERM);
+    kill_at_ = Clock::now() + std::chrono::milliseconds(grace_ms_);
+  }
+
+  void escalate() {
+    if (stopped_by_ == 0 || killed_ || Clock::now() < kill_at_) return;
+    ::kill(-pid_, SIGKILL);
+    if (hooks_.on_stop) hooks_.on_stop(SIGKILL);
+    killed_ = true;
+  }
+
+  pid_t pid_;
+  ChildPipes& pipes_;
+  std::ostream& out_;
+  std::ostream& err_;
+  const SupervisorHooks& hooks_;
+  int grace_ms_;
+  int stopped_by_{0};
+  bool killed_{false};
+  Clock::time_point kill_at_{};
+  std::string pending_;
+};
+
+} // namespace
+
+ProcessOutcome run_supervised(const std::vector<std::string>& argv, std::ostream& out,
+                              std::ostream& err, const SupervisorHooks& hooks, int grace_ms) {
+  if (argv.empty()) throw ConfigError("execute: no command to run");
+  ChildPipes pipes = open_child_pipes();
+  // Handlers first: a signal that comes between fork and the loop is not lost.
+  const StopSignals signals(pipes.wake[1]);
+  const pid_t pid = start_child(argv, pipes);
+  Supervision child(pid, pipes, out, err, hooks, grace_ms);
+  child.pump();
+  return child.reap();
 }
 
 int run_process(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
