@@ -498,82 +498,88 @@ std::vector<LegendItem> legend_layout(const LineChart& chart, double y0, double&
   return at;
 }
 
-// The chart's elements (no <svg> around them) and its height.
-std::string line_chart_body(const LineChart& chart, double& height) {
-  const double pw = chart_w - chart_left - chart_right, ph = chart_plot_h;
-  const bool log_x = chart.log_x;
-  const auto xv = [log_x](double x) { return log_x ? std::log2(x) : x; };
-  const auto usable = [log_x](double x, double y) {
-    return std::isfinite(x) && std::isfinite(y) && (!log_x || x > 0);
-  };
-  std::vector<double> xs;
-  double ymax = 0;
-  for (const LineSeries& se : chart.series)
-    for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
-      if (!usable(se.x[i], se.y[i])) continue;
-      xs.push_back(se.x[i]);
-      ymax = std::max(ymax, se.y[i]);
-    }
-  for (const double x : chart.shared_x)
-    if (usable(x, 0)) xs.push_back(x);
-  if (std::isfinite(chart.shared_y)) ymax = std::max(ymax, chart.shared_y);
-  std::sort(xs.begin(), xs.end());
-  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
-  double x_lo = xs.empty() ? 0 : xv(xs.front());
-  double x_hi = xs.empty() ? 1 : xv(xs.back());
-  if (chart.x_from_zero && !log_x) x_lo = std::min(x_lo, 0.0);
-  if (x_hi <= x_lo) {
-    x_lo -= 1;
-    x_hi += 1;
-  }
-  const double y_hi = nice_ceiling(ymax);
-  const auto px = [&](double x) { return chart_left + (xv(x) - x_lo) / (x_hi - x_lo) * pw; };
-  const auto py = [&](double y) { return chart_top + ph - y / y_hi * ph; };
+// Where a chart's values go: the x values of the data, the ranges of both axes, and the
+// position of a value in the plot.
+struct ChartAxes {
+  bool log_x{false};
+  std::vector<double> xs;  // every usable x value, sorted, once each
+  double x_lo{0}, x_hi{1}, y_hi{1};
 
-  std::string s;
-  s += "<text class=\"title\" x=\"0\" y=\"16\" font-size=\"13\" font-weight=\"bold\">";
-  append_xml_escaped(s, chart.group.empty() ? chart.title : chart.group + ": " + chart.title);
-  s += "</text>\n<g class=\"grid\" stroke=\"#dddddd\">\n";
+  explicit ChartAxes(const LineChart& chart) : log_x(chart.log_x) {
+    double ymax = 0;
+    for (const LineSeries& se : chart.series)
+      for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
+        if (!usable(se.x[i], se.y[i])) continue;
+        xs.push_back(se.x[i]);
+        ymax = std::max(ymax, se.y[i]);
+      }
+    for (const double x : chart.shared_x)
+      if (usable(x, 0)) xs.push_back(x);
+    if (std::isfinite(chart.shared_y)) ymax = std::max(ymax, chart.shared_y);
+    std::sort(xs.begin(), xs.end());
+    xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+    x_lo = xs.empty() ? 0 : xv(xs.front());
+    x_hi = xs.empty() ? 1 : xv(xs.back());
+    if (chart.x_from_zero && !log_x) x_lo = std::min(x_lo, 0.0);
+    if (x_hi <= x_lo) {
+      x_lo -= 1;
+      x_hi += 1;
+    }
+    y_hi = nice_ceiling(ymax);
+  }
+  [[nodiscard]] double xv(double x) const { return log_x ? std::log2(x) : x; }
+  [[nodiscard]] bool usable(double x, double y) const {
+    return std::isfinite(x) && std::isfinite(y) && (!log_x || x > 0);
+  }
+  [[nodiscard]] static double plot_w() { return chart_w - chart_left - chart_right; }
+  [[nodiscard]] double px(double x) const { return chart_left + (xv(x) - x_lo) / (x_hi - x_lo) * plot_w(); }
+  [[nodiscard]] double py(double y) const { return chart_top + chart_plot_h - y / y_hi * chart_plot_h; }
+};
+
+// The grid, the ticks and their labels, the axes and their titles.
+void append_chart_frame(std::string& s, const LineChart& chart, const ChartAxes& ax) {
+  const double pw = ChartAxes::plot_w(), ph = chart_plot_h;
+  s += "<g class=\"grid\" stroke=\"#dddddd\">\n";
   std::string labels;
   for (int i = 0; i <= 5; ++i) {
-    const double y = y_hi * i / 5;
+    const double y = ax.y_hi * i / 5;
     s += "<line";
     attr(s, "x1", chart_left);
-    attr(s, "y1", py(y));
+    attr(s, "y1", ax.py(y));
     attr(s, "x2", chart_left + pw);
-    attr(s, "y2", py(y));
+    attr(s, "y2", ax.py(y));
     s += "/>\n";
     labels += "<text text-anchor=\"end\"";
     attr(labels, "x", chart_left - 5);
-    attr(labels, "y", py(y) + 4);
+    attr(labels, "y", ax.py(y) + 4);
     labels += '>';
     labels += tick_label(y);
     labels += "</text>\n";
   }
   // x ticks at the data's values while they fit, else at even steps; then any label that would
   // touch the one before it is left out, so no two overlap.
-  std::vector<double> x_ticks = xs;
+  std::vector<double> x_ticks = ax.xs;
   if (x_ticks.size() > 12) {
     x_ticks.clear();
     for (int i = 0; i <= 6; ++i) {
-      const double v = x_lo + (x_hi - x_lo) * i / 6;
-      x_ticks.push_back(log_x ? std::exp2(v) : v);
+      const double v = ax.x_lo + (ax.x_hi - ax.x_lo) * i / 6;
+      x_ticks.push_back(ax.log_x ? std::exp2(v) : v);
     }
   }
   double last_right = -1e300;
   for (const double x : x_ticks) {
     const std::string text = tick_label(x);
     const double half = text_width(text, 11) / 2;
-    if (px(x) - half < last_right + 6) continue;
-    last_right = px(x) + half;
+    if (ax.px(x) - half < last_right + 6) continue;
+    last_right = ax.px(x) + half;
     s += "<line";
-    attr(s, "x1", px(x));
+    attr(s, "x1", ax.px(x));
     attr(s, "y1", chart_top);
-    attr(s, "x2", px(x));
+    attr(s, "x2", ax.px(x));
     attr(s, "y2", chart_top + ph);
     s += "/>\n";
     labels += "<text class=\"x-tick\" text-anchor=\"middle\"";
-    attr(labels, "x", px(x));
+    attr(labels, "x", ax.px(x));
     attr(labels, "y", chart_top + ph + 15);
     labels += '>';
     labels += text;
@@ -595,77 +601,90 @@ std::string line_chart_body(const LineChart& chart, double& height) {
   attr(s, "x", chart_left + pw / 2);
   attr(s, "y", chart_top + ph + 34);
   s += '>';
-  append_xml_escaped(s, chart.x_label + (log_x ? " (log scale)" : ""));
+  append_xml_escaped(s, chart.x_label + (ax.log_x ? " (log scale)" : ""));
   s += "</text>\n<text text-anchor=\"middle\"";
   attr(s, "transform", fmt::format("translate(14,{}) rotate(-90)", num(chart_top + ph / 2)));
   s += '>';
   append_xml_escaped(s, chart.y_label);
   s += "</text>\n";
-  double legend_height = 0;
-  const auto at = legend_layout(chart, chart_top + ph + chart_axis_h + 4, legend_height);
-  for (std::size_t k = 0; k < chart.series.size(); ++k) {
-    const LineSeries& se = chart.series[k];
-    const SeriesStyle style = series_style(se.style >= 0 ? static_cast<std::size_t>(se.style) : k);
-    std::string points;
-    std::string dots;
-    std::size_t drawn = 0;
-    for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
-      if (!usable(se.x[i], se.y[i])) continue;
-      ++drawn;
-      if (!points.empty()) points += ' ';
-      append_num(points, px(se.x[i]));
-      points += ',';
-      append_num(points, py(se.y[i]));
-      dots += "<circle";
-      attr(dots, "cx", px(se.x[i]));
-      attr(dots, "cy", py(se.y[i]));
-      dots += " r=\"3\"";
-      attr(dots, "fill", style.colour);
-      dots += "><title>";
-      append_xml_escaped(dots, i < se.tips.size()
-                                   ? se.tips[i]
-                                   : fmt::format("{}: ({}, {})", se.name, tick_label(se.x[i]),
-                                                 tick_label(se.y[i])));
-      dots += "</title></circle>\n";
-    }
-    s += "<g class=\"series\"";
-    attr(s, "data-series", se.name);
-    s += ">\n";
-    const auto stroke = [&](std::string& out) {
-      out += " fill=\"none\" stroke-width=\"1.8\"";
-      attr(out, "stroke", style.colour);
-      if (!style.dash.empty()) attr(out, "stroke-dasharray", style.dash);
-    };
-    if (drawn >= 2 && se.joined) {
-      s += "<polyline";
-      stroke(s);
-      attr(s, "points", points);
-      s += "/>\n";
-    }
-    s += dots;
-    // The legend entry: a short stretch of the line in its dash (a point for a scatter), then
-    // the name.
-    if (se.joined) {
-      s += "<line class=\"swatch\"";
-      attr(s, "x1", at[k].x);
-      attr(s, "y1", at[k].y + 6);
-      attr(s, "x2", at[k].x + 24);
-      attr(s, "y2", at[k].y + 6);
-      stroke(s);
-    } else {
-      s += "<circle class=\"swatch\" r=\"3\"";
-      attr(s, "cx", at[k].x + 12);
-      attr(s, "cy", at[k].y + 6);
-      attr(s, "fill", style.colour);
-    }
-    s += "/>\n<text";
-    attr(s, "x", at[k].x + 30);
-    attr(s, "y", at[k].y + 10);
-    s += '>';
-    append_xml_escaped(s, se.name);
-    s += "</text>\n</g>\n";
+}
+
+// One series: its line (when joined), its points with their tips, and its legend entry at `at`.
+void append_series(std::string& s, const LineSeries& se, std::size_t k, const ChartAxes& ax,
+                   const LegendItem& at) {
+  const SeriesStyle style = series_style(se.style >= 0 ? static_cast<std::size_t>(se.style) : k);
+  std::string points;
+  std::string dots;
+  std::size_t drawn = 0;
+  for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
+    if (!ax.usable(se.x[i], se.y[i])) continue;
+    ++drawn;
+    if (!points.empty()) points += ' ';
+    append_num(points, ax.px(se.x[i]));
+    points += ',';
+    append_num(points, ax.py(se.y[i]));
+    dots += "<circle";
+    attr(dots, "cx", ax.px(se.x[i]));
+    attr(dots, "cy", ax.py(se.y[i]));
+    dots += " r=\"3\"";
+    attr(dots, "fill", style.colour);
+    dots += "><title>";
+    append_xml_escaped(dots, i < se.tips.size()
+                                 ? se.tips[i]
+                                 : fmt::format("{}: ({}, {})", se.name, tick_label(se.x[i]),
+                                               tick_label(se.y[i])));
+    dots += "</title></circle>\n";
   }
-  height = chart_top + ph + chart_axis_h + 4 + legend_height;
+  s += "<g class=\"series\"";
+  attr(s, "data-series", se.name);
+  s += ">\n";
+  const auto stroke = [&](std::string& out) {
+    out += " fill=\"none\" stroke-width=\"1.8\"";
+    attr(out, "stroke", style.colour);
+    if (!style.dash.empty()) attr(out, "stroke-dasharray", style.dash);
+  };
+  if (drawn >= 2 && se.joined) {
+    s += "<polyline";
+    stroke(s);
+    attr(s, "points", points);
+    s += "/>\n";
+  }
+  s += dots;
+  // The legend entry: a short stretch of the line in its dash (a point for a scatter), then
+  // the name.
+  if (se.joined) {
+    s += "<line class=\"swatch\"";
+    attr(s, "x1", at.x);
+    attr(s, "y1", at.y + 6);
+    attr(s, "x2", at.x + 24);
+    attr(s, "y2", at.y + 6);
+    stroke(s);
+  } else {
+    s += "<circle class=\"swatch\" r=\"3\"";
+    attr(s, "cx", at.x + 12);
+    attr(s, "cy", at.y + 6);
+    attr(s, "fill", style.colour);
+  }
+  s += "/>\n<text";
+  attr(s, "x", at.x + 30);
+  attr(s, "y", at.y + 10);
+  s += '>';
+  append_xml_escaped(s, se.name);
+  s += "</text>\n</g>\n";
+}
+
+// The chart's elements (no <svg> around them) and its height.
+std::string line_chart_body(const LineChart& chart, double& height) {
+  const ChartAxes ax(chart);
+  std::string s;
+  s += "<text class=\"title\" x=\"0\" y=\"16\" font-size=\"13\" font-weight=\"bold\">";
+  append_xml_escaped(s, chart.group.empty() ? chart.title : chart.group + ": " + chart.title);
+  s += "</text>\n";
+  append_chart_frame(s, chart, ax);
+  double legend_height = 0;
+  const auto at = legend_layout(chart, chart_top + chart_plot_h + chart_axis_h + 4, legend_height);
+  for (std::size_t k = 0; k < chart.series.size(); ++k) append_series(s, chart.series[k], k, ax, at[k]);
+  height = chart_top + chart_plot_h + chart_axis_h + 4 + legend_height;
   return s;
 }
 
