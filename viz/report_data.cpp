@@ -56,35 +56,47 @@ Ticks time_unit(const Run& r, Ticks t0, std::span<const std::vector<MemoryPoint>
   return g > 0 ? g : kTicksPerMs;
 }
 
-void write_run(std::string& out, const Run& r) {
-  const Schedule& s = r.schedule;
-  const Timeline& tl = r.timeline;
-  const Topology topo(s);
-  const auto memory = memory_series(tl, r.costs);
+// What every section of a run's data shares: its first start and last end, the time unit, the
+// memory steps and the waits on messages.
+struct RunFrame {
+  const Run& run;
+  Ticks t0{0};
+  Ticks t1{0};
+  Ticks unit{kTicksPerMs};
+  std::vector<std::vector<MemoryPoint>> memory;
   // With an offload, what each device holds on the host (drawn dashed beside its memory).
-  const auto host = tl.copies.empty() ? std::vector<std::vector<MemoryPoint>>{} : host_memory_series(tl);
-  Ticks t0 = 0;
-  Ticks t1 = 0;
-  for (std::size_t i = 0; i < tl.runs.size(); ++i) {
-    if (i == 0 || tl.runs[i].start < t0) t0 = tl.runs[i].start;
-    if (i == 0 || tl.runs[i].end > t1) t1 = tl.runs[i].end;
-  }
+  std::vector<std::vector<MemoryPoint>> host;
   // The idle stretches spent waiting on a message, per device in time order.
-  std::vector<std::vector<CommWait>> waits(static_cast<std::size_t>(std::max(0, tl.devices)));
-  bool any_wait = false;
-  for_each_comm_wait(tl, [&](const CommWait& w) {
-    waits[static_cast<std::size_t>(w.device)].push_back(w);
-    any_wait = true;
-  });
-  for (auto& w : waits)
-    std::sort(w.begin(), w.end(),
-              [](const CommWait& a, const CommWait& b) { return a.begin < b.begin; });
-  std::vector<std::vector<MemoryPoint>> steps = memory;
-  steps.insert(steps.end(), host.begin(), host.end());
-  const Ticks unit = time_unit(r, t0, steps, waits);
-  const auto u = [unit](Ticks t) { return static_cast<long long>(t / unit); };
+  std::vector<std::vector<CommWait>> waits;
+  bool any_wait{false};
 
-  out += '{';
+  explicit RunFrame(const Run& r) : run(r), memory(memory_series(r.timeline, r.costs)) {
+    const Timeline& tl = r.timeline;
+    if (!tl.copies.empty()) host = host_memory_series(tl);
+    for (std::size_t i = 0; i < tl.runs.size(); ++i) {
+      if (i == 0 || tl.runs[i].start < t0) t0 = tl.runs[i].start;
+      if (i == 0 || tl.runs[i].end > t1) t1 = tl.runs[i].end;
+    }
+    waits.resize(static_cast<std::size_t>(std::max(0, tl.devices)));
+    for_each_comm_wait(tl, [&](const CommWait& w) {
+      waits[static_cast<std::size_t>(w.device)].push_back(w);
+      any_wait = true;
+    });
+    for (auto& w : waits)
+      std::sort(w.begin(), w.end(),
+                [](const CommWait& a, const CommWait& b) { return a.begin < b.begin; });
+    std::vector<std::vector<MemoryPoint>> steps = memory;
+    steps.insert(steps.end(), host.begin(), host.end());
+    unit = time_unit(r, t0, steps, waits);
+  }
+  [[nodiscard]] long long u(Ticks t) const { return static_cast<long long>(t / unit); }
+};
+
+// The run's shape, limits, parameters and cost source: "name" to "comm_ms".
+void write_shape(std::string& out, const RunFrame& f) {
+  const Run& r = f.run;
+  const Schedule& s = r.schedule;
+  const Topology topo(s);
   key(out, "name");
   append_json_string(out, s.name);
   out += ',';
@@ -111,13 +123,13 @@ void write_run(std::string& out, const Run& r) {
   append_int(out, iterations);
   out += ',';
   key(out, "tasks");
-  append_int(out, static_cast<long long>(tl.runs.size()));
+  append_int(out, static_cast<long long>(r.timeline.runs.size()));
   out += ',';
   key(out, "unit_ns");
-  append_int(out, unit);
+  append_int(out, f.unit);
   out += ',';
   key(out, "makespan");
-  append_int(out, u(t1 - t0));
+  append_int(out, f.u(f.t1 - f.t0));
   out += ',';
   key(out, "mem_limit");
   if (r.mem_limit >= 0) append_json_number(out, r.mem_limit);
@@ -150,38 +162,39 @@ void write_run(std::string& out, const Run& r) {
   out += ',';
   key(out, "comm_ms");
   append_json_number(out, ticks_to_ms(r.costs.comm));
+}
 
-  // Costs per stage: F, B, W, BW in ms, MB and MW in M_B.
-  out += ',';
+// Costs per stage: F, B, W, BW in ms, MB and MW in M_B.
+void write_stage_costs(std::string& out, const CostModel& costs) {
+  const std::span<const StageCosts> st(costs.stage);
+  const auto ms_array = [&](std::string_view name, auto get) {
+    key(out, name);
+    out += '[';
+    for (std::size_t i = 0; i < st.size(); ++i) {
+      if (i > 0) out += ',';
+      append_json_number(out, get(st[i]));
+    }
+    out += ']';
+  };
   key(out, "stage_costs");
-  {
-    const std::span<const StageCosts> st(r.costs.stage);
-    const auto ms_array = [&](std::string_view name, auto get) {
-      key(out, name);
-      out += '[';
-      for (std::size_t i = 0; i < st.size(); ++i) {
-        if (i > 0) out += ',';
-        append_json_number(out, get(st[i]));
-      }
-      out += ']';
-    };
-    out += '{';
-    ms_array("F", [](const StageCosts& c) { return ticks_to_ms(c.F); });
-    out += ',';
-    ms_array("B", [](const StageCosts& c) { return ticks_to_ms(c.B); });
-    out += ',';
-    ms_array("W", [](const StageCosts& c) { return ticks_to_ms(c.W); });
-    out += ',';
-    ms_array("BW", [](const StageCosts& c) { return ticks_to_ms(c.BW >= 0 ? c.BW : c.B + c.W); });
-    out += ',';
-    ms_array("MB", [](const StageCosts& c) { return c.MB; });
-    out += ',';
-    ms_array("MW", [](const StageCosts& c) { return c.MW; });
-    out += '}';
-  }
-
-  // Tasks, per device in execution order.
+  out += '{';
+  ms_array("F", [](const StageCosts& c) { return ticks_to_ms(c.F); });
   out += ',';
+  ms_array("B", [](const StageCosts& c) { return ticks_to_ms(c.B); });
+  out += ',';
+  ms_array("W", [](const StageCosts& c) { return ticks_to_ms(c.W); });
+  out += ',';
+  ms_array("BW", [](const StageCosts& c) { return ticks_to_ms(c.BW >= 0 ? c.BW : c.B + c.W); });
+  out += ',';
+  ms_array("MB", [](const StageCosts& c) { return c.MB; });
+  out += ',';
+  ms_array("MW", [](const StageCosts& c) { return c.MW; });
+  out += '}';
+}
+
+// Tasks, per device in execution order ("dev"), and the second halves of the FB cells ("fb").
+void write_tasks(std::string& out, const RunFrame& f) {
+  const Timeline& tl = f.run.timeline;
   key(out, "dev");
   out += '[';
   std::string fb;
@@ -192,15 +205,15 @@ void write_run(std::string& out, const Run& r) {
     out += '{';
     key(out, "g");
     out += '[';
-    Ticks prev = t0;
+    Ticks prev = f.t0;
     for (std::size_t i = 0; i < runs.size(); ++i) {
       if (i > 0) out += ',';
-      append_int(out, u(runs[i].start - prev));
+      append_int(out, f.u(runs[i].start - prev));
       prev = runs[i].end;
     }
     out += "],";
     key(out, "d");
-    int_array(out, runs, [&](const TaskRun& t) { return u(t.end - t.start); });
+    int_array(out, runs, [&](const TaskRun& t) { return f.u(t.end - t.start); });
     out += ',';
     key(out, "k");
     int_array(out, runs, [](const TaskRun& t) { return static_cast<int>(t.task.kind); });
@@ -210,18 +223,19 @@ void write_run(std::string& out, const Run& r) {
     out += ',';
     key(out, "b");
     int_array(out, runs, [](const TaskRun& t) { return t.task.microbatch; });
-    if (any_wait) {
+    if (f.any_wait) {
       // Waits on communication: gap from the previous wait's end (or t0), then length.
       out += ',';
       key(out, "cw");
       out += '[';
-      Ticks last = t0;
-      for (std::size_t i = 0; i < waits[static_cast<std::size_t>(d)].size(); ++i) {
-        const CommWait& w = waits[static_cast<std::size_t>(d)][i];
+      Ticks last = f.t0;
+      const auto& waits = f.waits[static_cast<std::size_t>(d)];
+      for (std::size_t i = 0; i < waits.size(); ++i) {
+        const CommWait& w = waits[i];
         if (i > 0) out += ',';
-        append_int(out, u(w.begin - last));
+        append_int(out, f.u(w.begin - last));
         out += ',';
-        append_int(out, u(w.end - w.begin));
+        append_int(out, f.u(w.end - w.begin));
         last = w.end;
       }
       out += ']';
@@ -244,40 +258,42 @@ void write_run(std::string& out, const Run& r) {
   }
   out += "],";
   key(out, "fb");
-  out += '[' + fb + "],";
+  out += '[' + fb + ']';
+}
 
-  // Memory steps, per device (and on the host, with an offload): gaps in time units, values.
-  const auto series = [&](const char* name, const std::vector<std::vector<MemoryPoint>>& all) {
-    key(out, name);
+// Memory steps, per device (or on the host): gaps in time units, values.
+void write_series(std::string& out, const char* name, const RunFrame& f,
+                  const std::vector<std::vector<MemoryPoint>>& all) {
+  key(out, name);
+  out += '[';
+  for (std::size_t d = 0; d < all.size(); ++d) {
+    if (d > 0) out += ',';
+    out += '{';
+    key(out, "g");
     out += '[';
-    for (std::size_t d = 0; d < all.size(); ++d) {
-      if (d > 0) out += ',';
-      out += '{';
-      key(out, "g");
-      out += '[';
-      Ticks prev = t0;
-      for (std::size_t i = 0; i < all[d].size(); ++i) {
-        if (i > 0) out += ',';
-        append_int(out, u(all[d][i].time - prev));
-        prev = all[d][i].time;
-      }
-      out += "],";
-      key(out, "v");
-      out += '[';
-      for (std::size_t i = 0; i < all[d].size(); ++i) {
-        if (i > 0) out += ',';
-        // Sums of per-chunk deltas carry float noise (0.30000000000000004); 9 digits are exact
-        // for any count of M_B fractions a page shows, and keep the text short.
-        out += fmt::format("{:.9g}", all[d][i].value);
-      }
-      out += "]}";
+    Ticks prev = f.t0;
+    for (std::size_t i = 0; i < all[d].size(); ++i) {
+      if (i > 0) out += ',';
+      append_int(out, f.u(all[d][i].time - prev));
+      prev = all[d][i].time;
     }
     out += "],";
-  };
-  series("mem", memory);
-  if (!host.empty()) series("host", host);
+    key(out, "v");
+    out += '[';
+    for (std::size_t i = 0; i < all[d].size(); ++i) {
+      if (i > 0) out += ',';
+      // Sums of per-chunk deltas carry float noise (0.30000000000000004); 9 digits are exact
+      // for any count of M_B fractions a page shows, and keep the text short.
+      out += fmt::format("{:.9g}", all[d][i].value);
+    }
+    out += "]}";
+  }
+  out += ']';
+}
 
-  // Messages between devices.
+// Messages between devices: from, to, the send after its producer's end, the flight.
+void write_messages(std::string& out, const RunFrame& f) {
+  const Timeline& tl = f.run.timeline;
   const std::span<const CommEvent> comms(tl.comms);
   key(out, "comm");
   out += '{';
@@ -289,12 +305,31 @@ void write_run(std::string& out, const Run& r) {
   out += ',';
   key(out, "s");
   int_array(out, comms, [&](const CommEvent& c) {
-    return u(c.send - tl.runs[static_cast<std::size_t>(c.from)].end);
+    return f.u(c.send - tl.runs[static_cast<std::size_t>(c.from)].end);
   });
   out += ',';
   key(out, "a");
-  int_array(out, comms, [&](const CommEvent& c) { return u(c.arrive - c.send); });
-  out += "}}";
+  int_array(out, comms, [&](const CommEvent& c) { return f.u(c.arrive - c.send); });
+  out += '}';
+}
+
+void write_run(std::string& out, const Run& r) {
+  const RunFrame f(r);
+  out += '{';
+  write_shape(out, f);
+  out += ',';
+  write_stage_costs(out, r.costs);
+  out += ',';
+  write_tasks(out, f);
+  out += ',';
+  write_series(out, "mem", f, f.memory);
+  out += ',';
+  if (!f.host.empty()) {
+    write_series(out, "host", f, f.host);
+    out += ',';
+  }
+  write_messages(out, f);
+  out += '}';
 }
 
 std::string document(std::string_view title, const std::string& metrics, std::span<const Run> runs) {
