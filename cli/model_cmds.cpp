@@ -74,9 +74,7 @@ int run_costs(const CostsOptions& o, Io io) {
   if (!o.run.costs.empty()) apply_costs(mc.costs, o.run.costs);
   io.progress.finish();
   if (o.json || !o.output.empty()) {
-    const std::string text =
-        cost_spec_json(mc.costs, fmt::format("{} on {}, {} devices", w->model.name, w->device.name, p),
-                       costs_model_section(*w, mc, layout));
+    const std::string text = model_costs_json(*w, mc, layout, p);
     if (o.output == "-") {  // the document alone on stdout
       io.out << text;
       return kExitOk;

@@ -7,7 +7,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   CostSpec spec;
   if (!fuzz::accepted([&] { spec = parse_cost_json(fuzz::as_text(data, size), "fuzz.json"); }))
     return 0;
-  const std::string text = cost_spec_json(spec, "", "");
+  const std::string text = cost_spec_json(spec, "");
   CostSpec back;
   fuzz::expect(fuzz::accepted([&] { back = parse_cost_json(text, "fuzz.json"); }),
                "a written cost file does not read back");

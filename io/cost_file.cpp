@@ -208,11 +208,8 @@ nlohmann::ordered_json detail::cost_spec_document(const CostSpec& spec,
   return doc;
 }
 
-std::string cost_spec_json(const CostSpec& spec, const std::string& description,
-                           const std::string& model_section_json) {
-  nlohmann::ordered_json doc = detail::cost_spec_document(spec, description);
-  if (!model_section_json.empty()) doc["model"] = nlohmann::ordered_json::parse(model_section_json);
-  return doc.dump(2) + "\n";
+std::string cost_spec_json(const CostSpec& spec, const std::string& description) {
+  return detail::cost_spec_document(spec, description).dump(2) + "\n";
 }
 
 SlowDevice parse_slow(std::string_view text) {

@@ -25,8 +25,7 @@ void apply_costs(CostSpec& spec, std::string_view text);
 
 /// The `ppsim.costs/1` document of `spec` (times in ms, memory in M_B units and bytes when the
 /// unit is known, parameters and state bytes when known), which parse_cost_json reads back to
-/// the same costs. `model_section_json`, when not empty, is a JSON object kept as "model".
-[[nodiscard]] std::string cost_spec_json(const CostSpec& spec, const std::string& description,
-                                         const std::string& model_section_json = "");
+/// the same costs.
+[[nodiscard]] std::string cost_spec_json(const CostSpec& spec, const std::string& description);
 
 } // namespace ppsim

@@ -1,8 +1,10 @@
 // The documents about models: the presets, costs' model section, validate-model's outcome.
 #include "viz/models.hpp"
 
+#include "io/detail/cost_document.hpp"
 #include "io/layout_text.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace ppsim {
@@ -60,16 +62,8 @@ ojson model_json(const ModelSpec& m) {
   return j;
 }
 
-} // namespace
-
-std::string models_json(std::span<const ModelSpec> models) {
-  ojson all = ojson::array();
-  for (const ModelSpec& m : models) all.push_back(model_json(m));
-  return all.dump(2);
-}
-
-std::string costs_model_section(const WorkloadSpec& w, const ModelCosts& mc,
-                                const Layout& layout) {
+// The `model` section of the costs of `w` (model_costs_json).
+ojson model_section(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout) {
   ojson j = model_json(w.model);
   j["source"] = w.model.source;
   j["device"] = w.device.name;
@@ -106,7 +100,23 @@ std::string costs_model_section(const WorkloadSpec& w, const ModelCosts& mc,
     }
     j["breakdown"] = std::move(stages);
   }
-  return j.dump();
+  return j;
+}
+
+} // namespace
+
+std::string models_json(std::span<const ModelSpec> models) {
+  ojson all = ojson::array();
+  for (const ModelSpec& m : models) all.push_back(model_json(m));
+  return all.dump(2);
+}
+
+std::string model_costs_json(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout,
+                             int devices) {
+  ojson doc = detail::cost_spec_document(
+      mc.costs, fmt::format("{} on {}, {} devices", w.model.name, w.device.name, devices));
+  doc["model"] = model_section(w, mc, layout);
+  return doc.dump(2) + "\n";
 }
 
 std::string validation_json(const PublishedRuns& runs, const Validation& v) {

@@ -1,5 +1,5 @@
-// The documents about models: `ppsim models --json` (the presets), the `model` section of the
-// ppsim.costs/1 file `ppsim costs` writes, and `ppsim validate-model --json`
+// The documents about models: `ppsim models --json` (the presets), the ppsim.costs/1 file
+// `ppsim costs` writes, with its `model` section, and `ppsim validate-model --json`
 // (ppsim.validation/1).
 #pragma once
 
@@ -16,11 +16,12 @@ namespace ppsim {
 /// (and, for a mixture of experts, its active parameters; `mla` and `moe` where they apply).
 [[nodiscard]] std::string models_json(std::span<const ModelSpec> models);
 
-/// The `model` section of a ppsim.costs/1 file made from `w`: the model's shape as in
+/// The ppsim.costs/1 document of `w`'s costs on `devices` devices (cost_spec_json's, described
+/// as "MODEL on DEVICE, N devices") with its `model` section: the model's shape as in
 /// models_json, where it and the device came from, the layout and the parallelism, and, when
 /// `mc` has them, per stage where F's, B's, W's and R's time goes and its optimizer step.
-[[nodiscard]] std::string costs_model_section(const WorkloadSpec& w, const ModelCosts& mc,
-                                              const Layout& layout);
+[[nodiscard]] std::string model_costs_json(const WorkloadSpec& w, const ModelCosts& mc,
+                                           const Layout& layout, int devices);
 
 /// ppsim.validation/1: every published run with what ppsim predicts for it, and the error
 /// summaries of the runs fitted and of those held out.

@@ -68,7 +68,11 @@ TEST_CASE("costs' model section: the workload, and per stage where each task's t
   w.training.dp = 2;
   const Layout layout = workload_layout(w, 4, 1);
   const ModelCosts mc = model_costs(w.model, w.device, layout, 4, w.training);
-  const auto doc = nlohmann::json::parse(costs_model_section(w, mc, layout));
+  const auto file = nlohmann::json::parse(model_costs_json(w, mc, layout, 4));
+  CHECK(file["schema"] == "ppsim.costs/1");
+  CHECK(file["description"] == "zb-1.5b on h100, 4 devices");
+  CHECK(file["stages"].size() == mc.costs.stages.size());
+  const auto& doc = file["model"];
   CHECK(doc["name"] == "zb-1.5b");
   CHECK(doc["device"] == "h100");
   CHECK(doc["peak_tflops"] == w.device.peak_tflops);
@@ -86,7 +90,7 @@ TEST_CASE("costs' model section: the workload, and per stage where each task's t
   }
   ModelCosts bare = mc;
   bare.times.clear();
-  CHECK_FALSE(nlohmann::json::parse(costs_model_section(w, bare, layout)).contains("breakdown"));
+  CHECK_FALSE(nlohmann::json::parse(model_costs_json(w, bare, layout, 4))["model"].contains("breakdown"));
 }
 
 TEST_CASE("validate-model's document: every run with its prediction, the two summaries",
