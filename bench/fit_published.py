@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-PRESETS = {  # what the preset has besides the two fitted constants (io/device_file.cpp)
+PRESETS = {  # what the preset has besides the two fitted constants (ppsim/io/device_file.cpp)
     "a100": {"peak_tflops": 312, "memory_gib": 80, "link": {"latency_ms": 0.005, "gbytes_per_s": 25},
              "hbm_gbytes_per_s": 2039, "tp_link": {"gbytes_per_s": 230}, "kernel_overhead_us": 4},
 }

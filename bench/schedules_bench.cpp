@@ -1,10 +1,10 @@
 // Benchmarks of schedule generation: the zero-bubble heuristic and zb-auto's search at p = 32,
 // m = 256 (the authors' figures are for the same cases), ZB-V and V-Half/V-Min up to p = 32,
 // m = 256, at unit costs and at a realistic profile with comm.
-#include "io/cost_file.hpp"
-#include "schedules/detail/zb_greedy.hpp"
-#include "schedules/registry.hpp"
-#include "sim/cost_model.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/detail/zb_greedy.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/cost_model.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -2,12 +2,12 @@
 // for the engine alone (a fresh timeline per call, and a Simulator reusing its memory) and for
 // the whole `ppsim simulate` path (generate, validate, simulate, measure, report) in-process.
 #include "cli/cli.hpp"
-#include "schedules/registry.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/simulator.hpp"
-#include "sim/validate.hpp"
-#include "io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/simulator.hpp"
+#include "ppsim/sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
 
 #include <benchmark/benchmark.h>
 #include <sstream>
@@ -81,7 +81,7 @@ BENCHMARK(BM_simulate_cells)
     ->Unit(benchmark::kMillisecond);
 
 // The engine with activation offload: half of every activation to the host and back on each
-// device's copy stream (sim/offload.hpp), the copies as long as a tenth of a task.
+// device's copy stream (ppsim/sim/offload.hpp), the copies as long as a tenth of a task.
 void BM_simulate_offload(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
   const Schedule s = make_schedule("zb-h1", {.devices = p, .microbatches = m});

@@ -1,8 +1,8 @@
 // Noisy durations: 1,000 jittered samples of ZB-H1 at p = 8, m = 32 (issue 12's figure), on one
 // thread and on the hardware's, and per sample with blocking sends and duplex contention.
-#include "io/cost_file.hpp"
-#include "schedules/registry.hpp"
-#include "sim/variability.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/variability.hpp"
 
 #include <benchmark/benchmark.h>
 

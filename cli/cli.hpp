@@ -1,7 +1,7 @@
 // The ppsim command line as a function, so tests run it in-process.
 #pragma once
 
-#include "sim/exit_codes.hpp"
+#include "ppsim/sim/exit_codes.hpp"
 
 #include <exception>
 #include <functional>

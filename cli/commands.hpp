@@ -3,12 +3,12 @@
 #pragma once
 
 #include "cli/progress.hpp"
-#include "io/device_file.hpp"
-#include "io/model_file.hpp"
-#include "run/request.hpp"
-#include "run/shared_work.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/run.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/run/shared_work.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/run.hpp"
 
 #include <CLI/CLI.hpp>
 #include <functional>

@@ -8,12 +8,12 @@
 #include "exec/launcher.hpp"
 #include "exec/plan.hpp"
 #include "exec/report.hpp"
-#include "io/atomic_file.hpp"
-#include "io/schedule_file.hpp"
-#include "io/text_file.hpp"
+#include "ppsim/io/atomic_file.hpp"
+#include "ppsim/io/schedule_file.hpp"
+#include "ppsim/io/text_file.hpp"
 #include "model/calibrate.hpp"
-#include "sim/errors.hpp"
-#include "viz/chrome_trace.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/viz/chrome_trace.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,7 @@
 // runs it for the command lines that need them (calibrate, execute, serve, --calibrate, --device
 // cpu, the help of all commands, a sweep on mpirun's ranks); it is also a complete ppsim on its own.
 #include "cli/cli.hpp"
-#include "io/launcher_env.hpp"
+#include "ppsim/io/launcher_env.hpp"
 
 #include <chrono>
 #include <iostream>

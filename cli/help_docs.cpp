@@ -5,7 +5,7 @@
 //   ppsim completion bash > /usr/share/bash-completion/completions/ppsim
 #include "cli/commands.hpp"
 
-#include "schedules/registry.hpp"
+#include "ppsim/schedules/registry.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

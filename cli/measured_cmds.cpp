@@ -5,15 +5,15 @@
 //   ppsim diff rank*.json.gz --idle-csv bubbles.csv --trace diff.json --html diff.html
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "io/atomic_file.hpp"
-#include "io/cost_file.hpp"
-#include "io/schedule_file.hpp"
-#include "io/text_parse.hpp"
-#include "run/measured.hpp"
-#include "sim/errors.hpp"
-#include "viz/chrome_trace.hpp"
-#include "viz/html_report.hpp"
-#include "viz/measured.hpp"
+#include "ppsim/io/atomic_file.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/schedule_file.hpp"
+#include "ppsim/io/text_parse.hpp"
+#include "ppsim/run/measured.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/viz/chrome_trace.hpp"
+#include "ppsim/viz/html_report.hpp"
+#include "ppsim/viz/measured.hpp"
 
 #include <fmt/format.h>
 #include <memory>

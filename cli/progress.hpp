@@ -1,7 +1,7 @@
 // The progress line on stderr: for work over a second, only when stderr is a terminal.
 #pragma once
 
-#include "sim/progress.hpp"
+#include "ppsim/sim/progress.hpp"
 
 #include <condition_variable>
 #include <functional>

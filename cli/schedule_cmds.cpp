@@ -1,12 +1,12 @@
 // `ppsim validate FILE` and `ppsim export`: checking and writing schedule files.
 #include "cli/commands.hpp"
-#include "io/atomic_file.hpp"
-#include "io/schedule_file.hpp"
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/simulator.hpp"
-#include "sim/validate.hpp"
-#include "viz/schedule_check.hpp"
+#include "ppsim/io/atomic_file.hpp"
+#include "ppsim/io/schedule_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/simulator.hpp"
+#include "ppsim/sim/validate.hpp"
+#include "ppsim/viz/schedule_check.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

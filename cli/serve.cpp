@@ -4,17 +4,17 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "io/device_file.hpp"
-#include "io/json_text.hpp"
-#include "io/model_file.hpp"
-#include "io/schedule_file.hpp"
-#include "run/compare.hpp"
-#include "schedules/registry.hpp"
-#include "io/text_parse.hpp"
-#include "sim/errors.hpp"
-#include "sim/limits.hpp"
-#include "viz/playground_page.hpp"
-#include "viz/report_data.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/json_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/io/schedule_file.hpp"
+#include "ppsim/run/compare.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/io/text_parse.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/limits.hpp"
+#include "ppsim/viz/playground_page.hpp"
+#include "ppsim/viz/report_data.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -81,7 +81,7 @@ struct HttpAnswer {
 /// The answer to GET `path` with `query`:
 ///   /               the playground page (text/html)
 ///   /api/compare    compare --json's ppsim.metrics/1 array
-///   /api/timeline   the ppsim.report/1 document the page draws (viz/report_data.hpp)
+///   /api/timeline   the ppsim.report/1 document the page draws (ppsim/viz/report_data.hpp)
 ///   /api/schedules  list --json
 /// A bad parameter, a value over a limit, or an option the server does not take (files, output
 /// files, calibration) is 400 with the command line's error text (`ppsim: error: compare: ...`);

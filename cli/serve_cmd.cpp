@@ -5,8 +5,8 @@
 #include "cli/commands.hpp"
 #include "cli/serve.hpp"
 #include "cli/serve_watch.hpp"
-#include "io/text_parse.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/text_parse.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <chrono>
 #include <condition_variable>

@@ -3,10 +3,10 @@
 #include "exec/executor.hpp"
 
 #include "exec/plan.hpp"
-#include "io/launcher_env.hpp"
-#include "io/text_parse.hpp"
+#include "ppsim/io/launcher_env.hpp"
+#include "ppsim/io/text_parse.hpp"
 #include "model/calibrate.hpp"
-#include "sim/index.hpp"
+#include "ppsim/sim/index.hpp"
 
 #include <mpi.h>
 

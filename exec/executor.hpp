@@ -2,12 +2,12 @@
 #pragma once
 
 #include "exec/model.hpp"
-#include "sim/comm.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/errors.hpp"
-#include "sim/exit_codes.hpp"
-#include "sim/schedule.hpp"
-#include "sim/timeline.hpp"
+#include "ppsim/sim/comm.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/exit_codes.hpp"
+#include "ppsim/sim/schedule.hpp"
+#include "ppsim/sim/timeline.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -89,7 +89,7 @@ private:
 /// Runs `schedule` (valid, one device per rank) on every rank of MPI_COMM_WORLD: measures the
 /// comm latency, calibrates (unless options.costs), runs the iterations, gathers the timestamps
 /// and checks the gradients on rank 0. A failure during the run prints the error with the rank
-/// and aborts every rank with kExitExecutionFailed (sim/exit_codes.hpp).
+/// and aborts every rank with kExitExecutionFailed (ppsim/sim/exit_codes.hpp).
 ///
 ///   MpiSession mpi; ExecResult r = execute(schedule, options);  // collective
 [[nodiscard]] ExecResult execute(const Schedule& schedule, const ExecOptions& options);

@@ -2,8 +2,8 @@
 // process group, and the stop signals passed on to that group.
 #include "exec/launcher.hpp"
 
-#include "io/text_parse.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/text_parse.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <algorithm>
 #include <array>

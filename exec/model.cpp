@@ -1,8 +1,8 @@
 // The executed model: StageMlp per stage with activation slots, synthetic data, reference.
 #include "exec/model.hpp"
 
-#include "sim/errors.hpp"
-#include "sim/index.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/index.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "model/mlp.hpp"
-#include "sim/schedule.hpp"
+#include "ppsim/sim/schedule.hpp"
 
 #include <cstdint>
 #include <memory>

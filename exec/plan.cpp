@@ -1,8 +1,8 @@
-// Which results cross devices, derived from the dependency rules of sim/dependencies.hpp.
+// Which results cross devices, derived from the dependency rules of ppsim/sim/dependencies.hpp.
 #include "exec/plan.hpp"
 
-#include "sim/errors.hpp"
-#include "sim/index.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/index.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

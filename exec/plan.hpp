@@ -2,8 +2,8 @@
 #pragma once
 
 #include "model/mlp.hpp"
-#include "sim/dependencies.hpp"
-#include "sim/schedule.hpp"
+#include "ppsim/sim/dependencies.hpp"
+#include "ppsim/sim/schedule.hpp"
 
 #include <string>
 #include <vector>
@@ -44,7 +44,7 @@ struct DevicePlan {
   std::vector<int> slots;
 };
 
-/// The plan of every device. Built from sim/dependencies.hpp only: a message is a dependency of
+/// The plan of every device. Built from ppsim/sim/dependencies.hpp only: a message is a dependency of
 /// a task on a part of another stage; a dependency on its own stage (B on F, W on B) is state
 /// the stage keeps.
 ///

@@ -1,6 +1,6 @@
 #include "exec/point_exchange.hpp"
 
-#include "sim/index.hpp"
+#include "ppsim/sim/index.hpp"
 
 #include <mpi.h>
 

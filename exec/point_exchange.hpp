@@ -6,7 +6,7 @@
 #pragma once
 
 #include "exec/executor.hpp"
-#include "run/shared_work.hpp"
+#include "ppsim/run/shared_work.hpp"
 
 #include <string>
 #include <vector>

@@ -1,11 +1,11 @@
 // Measured vs predicted: the two Runs, the errors, the JSON document and the text table.
 #include "exec/report.hpp"
 
-#include "io/numbers.hpp"
-#include "run/measured.hpp"
-#include "sim/index.hpp"
-#include "sim/metrics.hpp"
-#include "viz/detail/documents.hpp"
+#include "ppsim/io/numbers.hpp"
+#include "ppsim/run/measured.hpp"
+#include "ppsim/sim/index.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/viz/detail/documents.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "exec/executor.hpp"
-#include "sim/run.hpp"
+#include "ppsim/sim/run.hpp"
 
 #include <iosfwd>
 #include <string>
@@ -15,7 +15,7 @@ namespace ppsim::exec {
 struct ExecReport {
   Run measured;
   Run predicted;
-  /// The schedule replayed on the measured iteration's own durations (run/measured.hpp) and the
+  /// The schedule replayed on the measured iteration's own durations (ppsim/run/measured.hpp) and the
   /// latency of its own waits for messages: what the order and the messages explain, apart from
   /// the calibration's kernel timings.
   Run replayed;

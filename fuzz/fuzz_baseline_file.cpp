@@ -1,7 +1,7 @@
 // libFuzzer target: ppsim.baseline/1 files, approved or not; the writer's output reads back to
 // the same file.
 #include "fuzz/fuzz_check.hpp"
-#include "io/baseline_file.hpp"
+#include "ppsim/io/baseline_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ppsim;

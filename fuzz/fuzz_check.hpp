@@ -3,7 +3,7 @@
 // or a broken round trip is a finding, and aborts so that libFuzzer keeps the input.
 #pragma once
 
-#include "sim/errors.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,6 +1,6 @@
 // libFuzzer target: ppsim.costs/1 files; what is read must be written and read back unchanged.
 #include "fuzz/fuzz_check.hpp"
-#include "io/cost_file.hpp"
+#include "ppsim/io/cost_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ppsim;

@@ -1,6 +1,6 @@
 // libFuzzer target: ppsim.device/1 files.
 #include "fuzz/fuzz_check.hpp"
-#include "io/device_file.hpp"
+#include "ppsim/io/device_file.hpp"
 
 #include <cmath>
 

@@ -1,7 +1,7 @@
 // libFuzzer target: Megatron's --pipeline-model-parallel-layout text; layout_text() of what is
 // read reads back to the same layout.
 #include "fuzz/fuzz_check.hpp"
-#include "io/layout_text.hpp"
+#include "ppsim/io/layout_text.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ppsim;

@@ -1,6 +1,6 @@
 // libFuzzer target: ppsim.model/1 files.
 #include "fuzz/fuzz_check.hpp"
-#include "io/model_file.hpp"
+#include "ppsim/io/model_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ppsim;

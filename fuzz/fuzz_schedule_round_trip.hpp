@@ -4,10 +4,10 @@
 #pragma once
 
 #include "fuzz/fuzz_check.hpp"
-#include "io/cost_file.hpp"
-#include "io/schedule_file.hpp"
-#include "sim/run.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/schedule_file.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/validate.hpp"
 
 #include <cmath>
 #include <cstddef>

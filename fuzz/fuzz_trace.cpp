@@ -1,7 +1,7 @@
 // libFuzzer target: measured traces (Chrome-trace JSON of Kineto or ppsim, Megatron's timer
 // dumps); the first byte picks the format and the file name, so every reader is reached.
 #include "fuzz/fuzz_check.hpp"
-#include "io/trace_import.hpp"
+#include "ppsim/io/trace_import.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ppsim;

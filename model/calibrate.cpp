@@ -1,10 +1,10 @@
 // Calibration: options, gradient check, timing of F/B/W/BW and the comm copy, the cost file.
 #include "model/calibrate.hpp"
 
-#include "io/numbers.hpp"
-#include "io/text_parse.hpp"
-#include "sim/errors.hpp"
-#include "sim/limits.hpp"
+#include "ppsim/io/numbers.hpp"
+#include "ppsim/io/text_parse.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/limits.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "model/mlp.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/progress.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/progress.hpp"
 
 #include <optional>
 #include <string>

@@ -2,7 +2,7 @@
 #include "model/cpu_device.hpp"
 
 #include "model/mlp.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <algorithm>
 #include <chrono>

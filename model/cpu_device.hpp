@@ -2,8 +2,8 @@
 // GEMM shapes through oneDNN, the same kernels `ppsim calibrate` times.
 #pragma once
 
-#include "io/device_file.hpp"
-#include "io/model_file.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/model_file.hpp"
 
 namespace ppsim::calibrate {
 

@@ -1,7 +1,7 @@
 // The seed's zero-bubble MLP on one stage: buffers, oneDNN GEMM call sites, F/B/W/BW.
 #include "model/mlp.hpp"
 
-#include "sim/errors.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>

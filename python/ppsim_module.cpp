@@ -4,22 +4,22 @@
 //   m = ppsim.simulate("zb-h1", p=4, m=8, costs={"F": 2, "B": 2, "W": 2})
 //   m["cost_ms"]                                   # 54.0
 //   rows = ppsim.timeline("zb-v", p=4, m=8)        # one dict per task, for pandas / matplotlib
-#include "io/atomic_file.hpp"
-#include "io/cost_file.hpp"
-#include "io/device_file.hpp"
-#include "io/mem_limit_text.hpp"
-#include "io/offload_text.hpp"
-#include "io/model_file.hpp"
-#include "io/schedule_file.hpp"
-#include "io/slicing_text.hpp"
-#include "run/measured.hpp"
-#include "run/request.hpp"
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "io/comm_text.hpp"
-#include "sim/iterations.hpp"
-#include "viz/chrome_trace.hpp"
-#include "viz/detail/documents.hpp"
+#include "ppsim/io/atomic_file.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/mem_limit_text.hpp"
+#include "ppsim/io/offload_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/io/schedule_file.hpp"
+#include "ppsim/io/slicing_text.hpp"
+#include "ppsim/run/measured.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/io/comm_text.hpp"
+#include "ppsim/sim/iterations.hpp"
+#include "ppsim/viz/chrome_trace.hpp"
+#include "ppsim/viz/detail/documents.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

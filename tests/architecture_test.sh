@@ -18,11 +18,15 @@ declare -A allowed=(
   [fuzz]="sim io"
 )
 status=0
+# The library's folders live under ppsim/ and are included as "ppsim/FOLDER/..."; the programs'
+# (model, exec, cli, python, fuzz) at the top, as "FOLDER/...".
+dir_of() { case "$1" in sim | io | schedules | run | viz) echo "ppsim/$1" ;; *) echo "$1" ;; esac; }
 for folder in "${!allowed[@]}"; do
-  [ -d "$folder" ] || continue
+  dir=$(dir_of "$folder")
+  [ -d "$dir" ] || continue
   while IFS= read -r line; do
     file=${line%%:*}
-    inc=$(sed -E 's/.*#include "([^/"]+)\/.*/\1/' <<<"$line")
+    inc=$(sed -E 's/.*#include "(ppsim\/)?([^/"]+)\/.*/\2/' <<<"$line")
     [ "$inc" = "$folder" ] && continue
     ok=0
     for a in ${allowed[$folder]}; do [ "$inc" = "$a" ] && ok=1; done
@@ -30,7 +34,15 @@ for folder in "${!allowed[@]}"; do
       echo "layering: $file includes $inc/ (allowed from $folder/: ${allowed[$folder]:-nothing})"
       status=1
     fi
-  done < <(grep -rHE '^#include "[^/"]+/' "$folder" --include='*.cpp' --include='*.hpp' || true)
+  done < <(grep -rHE '^#include "[^/"]+/' "$dir" --include='*.cpp' --include='*.hpp' || true)
 done
+# The library's headers name each other by their installed path, so that a consumer needs only
+# the install prefix's include folder: no "sim/..." without "ppsim/".
+if stray=$(grep -rnE '^#include "(sim|io|schedules|run|viz)/' ppsim model exec cli python fuzz bench tests \
+  --include='*.cpp' --include='*.hpp'); then
+  echo "layering: includes of the library without its ppsim/ prefix:"
+  echo "$stray"
+  status=1
+fi
 [ $status -eq 0 ] && echo "layering: every include points down"
 exit $status

@@ -1,9 +1,9 @@
 // Helpers every test folder shares: the message of an expected error.
 #pragma once
 
-#include "io/device_file.hpp"
-#include "sim/errors.hpp"
-#include "sim/time.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/time.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
 // Tests of --dp on the command line: the data-parallel tail's times from the model's parameters
 // and the device's link, what the JSON, the text, the trace and plan show, and what is refused.
-#include "io/device_file.hpp"
-#include "io/layout_text.hpp"
-#include "io/model_file.hpp"
-#include "run/transformer.hpp"
-#include "sim/data_parallel.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/layout_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/transformer.hpp"
+#include "ppsim/sim/data_parallel.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>

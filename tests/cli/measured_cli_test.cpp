@@ -3,8 +3,8 @@
 #include "tests/cli/cli_harness.hpp"
 #include "tests/run/measured_fixtures.hpp"
 
-#include "io/cost_file.hpp"
-#include "schedules/registry.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // Tests of --model/--device, `ppsim models`, `ppsim costs` and `ppsim plan` through run_cli.
-#include "io/cost_file.hpp"
-#include "run/plan.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/run/plan.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>

@@ -10,7 +10,7 @@ using ppsim::test::run_ppsim;
 
 namespace {
 
-// The sum of a run's durations and messages is bounded before it is timed (sim/limits.hpp).
+// The sum of a run's durations and messages is bounded before it is timed (ppsim/sim/limits.hpp).
 constexpr const char* kTooLong = "too much to time in nanoseconds";
 
 } // namespace

@@ -1,6 +1,6 @@
 // Issue 11 through the command line: hostile inputs get exit 2 or 3 with where and what, bounded
 // messages, bounded memory, and no partial or misplaced output file.
-#include "sim/limits.hpp"
+#include "ppsim/sim/limits.hpp"
 #include "tests/cli/bounded_child.hpp"
 #include "tests/cli/cli_harness.hpp"
 

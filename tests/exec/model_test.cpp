@@ -1,6 +1,6 @@
 // Tests of the executed model: activation slots that share weights, data, loss, reference.
 #include "exec/model.hpp"
-#include "schedules/registry.hpp"
+#include "ppsim/schedules/registry.hpp"
 #include "model/calibrate.hpp"
 #include "model/mlp.hpp"
 

@@ -13,7 +13,7 @@ add_test(NAME "exec: zb-h1 on mpirun -np 2 predicted on costs calibrated on the 
   COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> run zb-h1 2 --calibrate-on-ranks)
 add_test(NAME "exec: zb-h1 on mpirun -np 2 with the seed's blocking sends"
   COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> run zb-h1 2 --comm-mode blocking)
-# A sweep or plan shared among the ranks writes what one process does (run/shared_work.hpp).
+# A sweep or plan shared among the ranks writes what one process does (ppsim/run/shared_work.hpp).
 foreach(np 2 3)
   add_test(NAME "exec: mpirun -np ${np} ppsim sweep writes what one process does"
     COMMAND ${PPSIM_MPI_TEST} $<TARGET_FILE:ppsim> sweep ${np})

@@ -113,7 +113,7 @@ run_ok zb-h1 2 1
 run_ok zb-v 4 2
 
 # A sweep's points shared among 4 ranks on the 2 hosts: rank 0 gathers them over TCP and writes
-# what one process writes (run/sweep.hpp's PointExchange).
+# what one process writes (ppsim/run/sweep.hpp's PointExchange).
 : >"$work/hostfile"
 for k in 1 2; do echo "10.77.0.$k slots=2" >>"$work/hostfile"; done
 grid=(sweep -s 1f1b,zb-h2,zb-auto,interleaved-1f1b -p 2,4 -m 2,4,8,9 --mem-limit 0.5p,3p --json)

@@ -1,8 +1,8 @@
 // Tests of the communication plan of `ppsim execute` (MPI-free).
 #include "exec/plan.hpp"
-#include "schedules/registry.hpp"
-#include "sim/dependencies.hpp"
-#include "sim/index.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/dependencies.hpp"
+#include "ppsim/sim/index.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,9 +1,9 @@
 // Tests of the task text form: to_string and io/action_text's parse_task.
-#include "io/action_text.hpp"
+#include "ppsim/io/action_text.hpp"
 
-#include "sim/errors.hpp"
-#include "sim/limits.hpp"
-#include "sim/task.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/limits.hpp"
+#include "ppsim/sim/task.hpp"
 
 #include <catch2/catch.hpp>
 

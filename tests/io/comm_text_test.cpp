@@ -1,8 +1,8 @@
 // --comm-mode, --link contention= and --sync as text: each name back to its value, anything
 // else named (as an excerpt) with the valid ones.
-#include "io/comm_text.hpp"
+#include "ppsim/io/comm_text.hpp"
 
-#include "sim/errors.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <catch2/catch.hpp>
 

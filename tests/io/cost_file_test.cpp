@@ -1,8 +1,8 @@
 // Tests of --costs parsing, cost files and the expansion of costs over stages.
-#include "schedules/registry.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/errors.hpp"
-#include "io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/io/cost_file.hpp"
 
 #include "tests/test_helpers.hpp"
 

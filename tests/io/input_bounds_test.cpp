@@ -1,12 +1,12 @@
 // Tests of the bounds on inputs: file bytes, JSON depth and numbers, quoted excerpts, repeated
 // keys, and the size checks of the schedule readers.
-#include "io/baseline_file.hpp"
-#include "io/cost_file.hpp"
-#include "io/detail/json_reader.hpp"
-#include "io/schedule_file.hpp"
-#include "io/text_file.hpp"
-#include "io/text_parse.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/baseline_file.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/detail/json_reader.hpp"
+#include "ppsim/io/schedule_file.hpp"
+#include "ppsim/io/text_file.hpp"
+#include "ppsim/io/text_parse.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 #include "tests/test_helpers.hpp"

@@ -1,5 +1,5 @@
 // Tests of the hand-written JSON text helpers: string escaping and shortest round-trip numbers.
-#include "io/json_text.hpp"
+#include "ppsim/io/json_text.hpp"
 
 #include <catch2/catch.hpp>
 #include <limits>

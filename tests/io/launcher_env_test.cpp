@@ -1,7 +1,7 @@
-// Tests of where a launcher started this process (io/launcher_env.hpp), and of the command lines
+// Tests of where a launcher started this process (ppsim/io/launcher_env.hpp), and of the command lines
 // that share their work among its ranks (cli/cli.hpp's runs_on_ranks).
 #include "cli/cli.hpp"
-#include "io/launcher_env.hpp"
+#include "ppsim/io/launcher_env.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>

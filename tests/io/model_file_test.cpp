@@ -1,8 +1,8 @@
 // Tests of model and device files and presets, and of Megatron's layout syntax.
-#include "io/device_file.hpp"
-#include "io/layout_text.hpp"
-#include "io/model_file.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/layout_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include "tests/test_helpers.hpp"
 

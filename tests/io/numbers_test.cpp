@@ -1,5 +1,5 @@
 // Tests of the numbers for people: meaningful digits, no exponents, integers kept whole.
-#include "io/numbers.hpp"
+#include "ppsim/io/numbers.hpp"
 
 #include <catch2/catch.hpp>
 #include <limits>

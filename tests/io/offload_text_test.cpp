@@ -1,8 +1,8 @@
 // Tests of --offload's text, --costs copy= and the host link of devices.
-#include "io/cost_file.hpp"
-#include "io/device_file.hpp"
-#include "io/offload_text.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/offload_text.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

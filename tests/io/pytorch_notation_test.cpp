@@ -1,12 +1,12 @@
 // Tests of PyTorch's vocabularies in CSV files: messages in the file's own notation, and the old
 // notation (B = backward for the input) detected, named and read.
-#include "io/schedule_file.hpp"
+#include "ppsim/io/schedule_file.hpp"
 
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/run.hpp"
-#include "sim/validate.hpp"
-#include "io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
 
 #include "tests/test_helpers.hpp"
 

@@ -1,6 +1,6 @@
 // Tests of the --recompute parser.
-#include "io/recompute_text.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/recompute_text.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

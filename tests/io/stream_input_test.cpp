@@ -1,14 +1,14 @@
 // Issue 22 in the readers: FIFOs and devices never block a read or a write, a JSON object names
 // each key once, and a name inside a file is bounded.
-#include "io/atomic_file.hpp"
-#include "io/baseline_file.hpp"
-#include "io/cost_file.hpp"
-#include "io/device_file.hpp"
-#include "io/model_file.hpp"
-#include "io/schedule_file.hpp"
-#include "io/text_file.hpp"
-#include "sim/errors.hpp"
-#include "sim/limits.hpp"
+#include "ppsim/io/atomic_file.hpp"
+#include "ppsim/io/baseline_file.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/io/schedule_file.hpp"
+#include "ppsim/io/text_file.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/limits.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 #include "tests/test_helpers.hpp"

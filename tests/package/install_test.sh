@@ -22,8 +22,11 @@ grep -q '^.SH COMMANDS' "$prefix/share/man/man1/ppsim.1" || fail "man page witho
 [ -s "$prefix/share/bash-completion/completions/ppsim" ] || fail "no bash completion"
 bash -n "$prefix/share/bash-completion/completions/ppsim" || fail "bash completion does not parse"
 [ -f "$prefix/lib/libppsim_core.a" ] || fail "no lib/libppsim_core.a"
+[ -f "$prefix/include/ppsim/ppsim.hpp" ] || fail "no umbrella header include/ppsim/ppsim.hpp"
 [ -f "$prefix/include/ppsim/sim/simulator.hpp" ] || fail "no public headers"
-[ ! -e "$prefix/include/ppsim/schedules/detail" ] || fail "private headers installed"
+[ "$(ls "$prefix/include")" = ppsim ] || fail "include/ holds more than ppsim/: $(ls "$prefix/include")"
+private=$(find "$prefix/include" -path '*/detail*' -o -name '*.cpp' -o -name '*.js' -o -name '*.css')
+[ -z "$private" ] || fail "private files installed: $private"
 [ -f "$prefix/lib/cmake/ppsim/ppsimConfig.cmake" ] || fail "no CMake package config"
 [ -f "$prefix/lib/pkgconfig/ppsim.pc" ] || fail "no pkg-config file"
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ppsim | grep -q -- '-lppsim_core' ||
@@ -35,6 +38,13 @@ case "$flags" in *"$prefix"*) ;; *) fail "pkg-config's flags do not name the pre
 c++ -o "$work/pc-consumer" "$src/tests/package/consumer/main.cpp" $flags ||
   fail "a consumer does not build with pkg-config's flags: $flags"
 [ "$("$work/pc-consumer")" = 54 ] || fail "the pkg-config consumer does not print 54"
+# Every installed header stands on its own with the prefix's include folder alone (so none
+# reaches a private header or the source tree), two compilers at a time.
+find "$prefix/include" -name '*.hpp' | sort >"$work/headers"
+# shellcheck disable=SC2016
+xargs -P 2 -I{} sh -c 'printf "#include <%s>\n" "${1#*/include/}" | c++ -std=c++20 -fsyntax-only -x c++ -I"$2/include" - ||
+  { echo "install test: $1 does not compile on its own" >&2; exit 255; }' _ {} "$prefix" <"$work/headers" ||
+  fail "an installed header needs what is not installed"
 module=$(find "$prefix" -name 'ppsim*.so' -path '*python*' | head -n1)
 if [ -n "$module" ]; then
   PYTHONPATH=$(dirname "$module") "$python" -c 'import ppsim; assert ppsim.simulate("zb-h1", p=4, m=8, costs={"F": 2, "B": 2, "W": 2})["cost_ms"] == 54' ||
@@ -46,4 +56,4 @@ cmake -S "$src/tests/package/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="
 cmake --build "$work/consumer" -j2 >/dev/null || fail "consumer: build failed"
 got=$("$work/consumer/consumer")
 [ "$got" = 54 ] || fail "consumer printed '$got', expected 54"
-echo "install test: bin, man page, completion, headers, CMake package, pkg-config, Python module and a consumer (ZB-H1 cost $got) all work"
+echo "install test: bin, man page, completion, $(wc -l <"$work/headers") headers each on its own, CMake package, pkg-config, Python module and a consumer of <ppsim/ppsim.hpp> (ZB-H1 cost $got) all work"

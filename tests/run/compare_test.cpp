@@ -1,9 +1,9 @@
 // Tests of the comparison: it keeps going past infeasible schedules, names the least limit that
 // works, and decides the outcome.
-#include "run/compare.hpp"
+#include "ppsim/run/compare.hpp"
 
-#include "io/cost_file.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // Ranks as threads of one test process (PointExchange without MPI), and a scripted peer.
 #pragma once
 
-#include "run/shared_work.hpp"
+#include "ppsim/run/shared_work.hpp"
 
 #include <barrier>
 #include <cstddef>

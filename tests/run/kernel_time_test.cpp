@@ -1,12 +1,12 @@
 // Tests of the kernel-level cost model: the roofline of one GEMM, a layer's parts against its
 // FLOPs, the memory-bound work, the tensor-parallel collectives, the optimizer step, and the
 // device files that turn it on.
-#include "io/device_file.hpp"
-#include "io/layout_text.hpp"
-#include "io/model_file.hpp"
-#include "run/kernel_time.hpp"
-#include "run/transformer.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/layout_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/kernel_time.hpp"
+#include "ppsim/run/transformer.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

@@ -3,10 +3,10 @@
 // PyTorch's profiler and Megatron's timers write.
 #pragma once
 
-#include "sim/cost_model.hpp"
-#include "sim/dependencies.hpp"
-#include "sim/schedule.hpp"
-#include "sim/timeline.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/dependencies.hpp"
+#include "ppsim/sim/schedule.hpp"
+#include "ppsim/sim/timeline.hpp"
 
 #include <fmt/format.h>
 

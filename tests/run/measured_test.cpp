@@ -1,13 +1,13 @@
 // Tests of measured runs: the trace readers (Kineto, Megatron timers, ppsim), the measured
 // schedule and its clocks, the cost fit, and diff's errors and idle causes on planted runs.
-#include "run/measured.hpp"
+#include "ppsim/run/measured.hpp"
 
-#include "io/cost_file.hpp"
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/cli/cli_harness.hpp"
 #include "tests/run/measured_fixtures.hpp"
-#include "viz/chrome_trace.hpp"
+#include "ppsim/viz/chrome_trace.hpp"
 
 #include <catch2/catch.hpp>
 #include <sstream>

@@ -2,12 +2,12 @@
 // layers in the cost model: the deepseek-v3 preset against its model card, an MLA layer's FLOPs,
 // memory and attention-core time worked by hand, dense layers placed on the stages that hold
 // them, and the checks of the model file's mla object and dense_layers.
-#include "io/device_file.hpp"
-#include "io/layout_text.hpp"
-#include "io/model_file.hpp"
-#include "run/kernel_time.hpp"
-#include "run/transformer.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/layout_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/kernel_time.hpp"
+#include "ppsim/run/transformer.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,12 +2,12 @@
 // layer's FLOPs and parameters worked by hand, expert parallelism (the experts a rank holds,
 // the all-to-all over NVLink and InfiniBand), the sub-operations --overlap gives a stage, and
 // the checks of --ep, --streams and the model file's moe object.
-#include "io/device_file.hpp"
-#include "io/layout_text.hpp"
-#include "io/model_file.hpp"
-#include "run/kernel_time.hpp"
-#include "run/transformer.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/layout_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/kernel_time.hpp"
+#include "ppsim/run/transformer.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,9 +1,9 @@
 // Tests of `plan --gpus N` in the library: the layouts of N devices it tries (pp x tp x dp x ep,
-// by the rules written in run/plan.hpp), and that each layout's row is its own whole plan.
-#include "io/device_file.hpp"
-#include "io/model_file.hpp"
-#include "run/plan.hpp"
-#include "sim/errors.hpp"
+// by the rules written in ppsim/run/plan.hpp), and that each layout's row is its own whole plan.
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/plan.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <catch2/catch.hpp>
 #include <set>

@@ -1,11 +1,11 @@
 // Tests that the schedulers and the lower bound plan on the run's own communication (blocking
 // sends, sized links), not on the cost file's plain comm alone.
-#include "io/comm_text.hpp"
-#include "io/cost_file.hpp"
-#include "run/request.hpp"
-#include "schedules/optimum.hpp"
-#include "schedules/registry.hpp"
-#include "sim/run.hpp"
+#include "ppsim/io/comm_text.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/schedules/optimum.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/run.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

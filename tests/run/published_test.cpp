@@ -1,9 +1,9 @@
 // Tests of the published runs (ppsim.published/1) and of what ppsim predicts for them: the file's
 // checks, the FLOP counts, and the accuracy targets on the held-out runs of the built-in table.
-#include "run/published.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/run/published.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/test_helpers.hpp"
-#include "viz/page_assets.hpp"
+#include "ppsim/viz/page_assets.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -1,12 +1,12 @@
 // Tests of recomputation as a knob: its costs per stage (Megatron's block method), `auto`, and
 // plan trying it.
-#include "io/device_file.hpp"
-#include "io/layout_text.hpp"
-#include "io/model_file.hpp"
-#include "run/plan.hpp"
-#include "run/recompute.hpp"
-#include "run/request.hpp"
-#include "run/transformer.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/layout_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/plan.hpp"
+#include "ppsim/run/recompute.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/run/transformer.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,13 +1,13 @@
 // Tests of the hub every command passes through: a request's costs, its memory limit (parsed
 // once, resolved once against the run's own costs) and its schedule, on every caller's path.
-#include "run/request.hpp"
+#include "ppsim/run/request.hpp"
 
-#include "io/cost_file.hpp"
-#include "io/model_file.hpp"
-#include "io/device_file.hpp"
-#include "run/compare.hpp"
-#include "run/sweep.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/run/compare.hpp"
+#include "ppsim/run/sweep.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>

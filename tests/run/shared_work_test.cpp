@@ -1,11 +1,11 @@
-// Tests of items shared over threads and ranks (run/shared_work.hpp), and of a plan made on
+// Tests of items shared over threads and ranks (ppsim/run/shared_work.hpp), and of a plan made on
 // several ranks.
-#include "run/shared_work.hpp"
+#include "ppsim/run/shared_work.hpp"
 
-#include "io/device_file.hpp"
-#include "io/model_file.hpp"
-#include "run/plan.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/plan.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/run/fake_ranks.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // Tests of the sweep grid: every combination, in order, and each point's outcome.
-#include "run/sweep.hpp"
+#include "ppsim/run/sweep.hpp"
 #include "tests/run/fake_ranks.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/sim/errors.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

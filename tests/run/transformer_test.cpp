@@ -1,9 +1,9 @@
 // Tests of the transformer cost model: the paper's FLOPs, Korthikanti's memory, parameter
 // counts, bytes of training state, and how layouts turn into per-stage costs.
-#include "io/device_file.hpp"
-#include "io/layout_text.hpp"
-#include "io/model_file.hpp"
-#include "run/transformer.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/layout_text.hpp"
+#include "ppsim/io/model_file.hpp"
+#include "ppsim/run/transformer.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>

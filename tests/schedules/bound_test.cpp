@@ -1,12 +1,12 @@
 // Tests of the lower bound on the cost: known answers, and bound <= cost for every schedule.
-#include "schedules/bound.hpp"
+#include "ppsim/schedules/bound.hpp"
 
-#include "io/cost_file.hpp"
-#include "run/request.hpp"
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
 #include "tests/schedules/schedule_checks.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,17 +1,17 @@
-// Tests of the memory-minimal orders (schedules/detail/in_flight.hpp) and of the least limit the
+// Tests of the memory-minimal orders (ppsim/schedules/detail/in_flight.hpp) and of the least limit the
 // automatic schedulers name: exact, against an exhaustive search of every order on tiny cases.
-#include "io/cost_file.hpp"
-#include "run/compare.hpp"
-#include "run/request.hpp"
-#include "schedules/bound.hpp"
-#include "schedules/detail/in_flight.hpp"
-#include "schedules/registry.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/errors.hpp"
-#include "sim/index.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/run/compare.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/detail/in_flight.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/index.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/validate.hpp"
 
 #include <catch2/catch.hpp>
 

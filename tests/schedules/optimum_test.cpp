@@ -1,14 +1,14 @@
 // Tests of the exact optimum (branch and bound) and, through it, of the bound and zb-auto's gap.
-#include "schedules/optimum.hpp"
+#include "ppsim/schedules/optimum.hpp"
 
-#include "io/cost_file.hpp"
-#include "run/request.hpp"
-#include "schedules/bound.hpp"
-#include "sim/errors.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/simulator.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/schedules/bound.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/simulator.hpp"
+#include "ppsim/sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,10 +1,10 @@
 // Tests over the whole registry: every schedule, for every shape it accepts, runs each part once,
 // validates and simulates; every shape it refuses is refused with the registry's reason.
-#include "io/cost_file.hpp"
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/run.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,13 +1,13 @@
 // Helpers shared by the schedule generators' tests: each part made once, busiest work, metrics.
 #pragma once
 
-#include "schedules/registry.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/dependencies.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/schedule.hpp"
-#include "sim/task.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/dependencies.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/schedule.hpp"
+#include "ppsim/sim/task.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,16 +1,16 @@
 // Tests of the automatic zero-bubble scheduler: the authors' heuristic (detail/zb_greedy.hpp)
 // against their own results, and zb-auto, zb-1p, zb-2p on top of it.
-#include "io/cost_file.hpp"
-#include "schedules/bound.hpp"
-#include "schedules/detail/zb_auto.hpp"
-#include "schedules/detail/zb_greedy.hpp"
-#include "schedules/registry.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/errors.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/simulator.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/detail/zb_auto.hpp"
+#include "ppsim/schedules/detail/zb_greedy.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/simulator.hpp"
+#include "ppsim/sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
 
 #include <catch2/catch.hpp>

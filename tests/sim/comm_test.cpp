@@ -1,12 +1,12 @@
 // Tests of the communication models: blocking sends, a link sized by bytes, duplex contention,
 // and what the metrics make of them (messages, bytes, waiting on communication).
-#include "io/cost_file.hpp"
-#include "schedules/registry.hpp"
-#include "sim/comm.hpp"
-#include "sim/errors.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/simulator.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/comm.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/simulator.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

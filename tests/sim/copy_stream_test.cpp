@@ -1,16 +1,16 @@
 // Tests of the copy stream: activation offload (O) and reload (R), their times, the memory they
 // move between a device and its host, and what the backward waits for.
-#include "io/cost_file.hpp"
-#include "io/offload_text.hpp"
-#include "run/request.hpp"
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/simulator.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/offload_text.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/simulator.hpp"
 #include "tests/sim/sim_fixtures.hpp"
 #include "tests/test_helpers.hpp"
-#include "viz/metrics_json.hpp"
+#include "ppsim/viz/metrics_json.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
-// Tests of the cores independent work may use (sim/cores.hpp).
-#include "sim/cores.hpp"
+// Tests of the cores independent work may use (ppsim/sim/cores.hpp).
+#include "ppsim/sim/cores.hpp"
 
 #include <catch2/catch.hpp>
 #include <sched.h>

@@ -1,11 +1,11 @@
 // Tests of the data-parallel tail: ring times, the per-device comm stream after each stage's
 // last backward, what the other stages' compute hides, ZeRO-1's gather, and several iterations.
-#include "io/cost_file.hpp"
-#include "run/request.hpp"
-#include "sim/data_parallel.hpp"
-#include "sim/errors.hpp"
-#include "sim/iterations.hpp"
-#include "sim/run.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/sim/data_parallel.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/iterations.hpp"
+#include "ppsim/sim/run.hpp"
 #include "tests/sim/sim_fixtures.hpp"
 
 #include <catch2/catch.hpp>

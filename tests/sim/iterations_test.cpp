@@ -1,14 +1,14 @@
 // Tests of multi-iteration runs: the repeated schedule, the engine's pauses and barriers, and
 // the steady-state iteration time under all-reduce and post-validation.
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/iterations.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/simulator.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/iterations.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/simulator.hpp"
+#include "ppsim/sim/validate.hpp"
 #include "tests/sim/sim_fixtures.hpp"
-#include "io/cost_file.hpp"
+#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,13 +1,13 @@
 // Tests of overlapped cells: two chains of sub-operations on one compute stream and comm
 // streams (the known answers of hidden and exposed all-to-alls, one comm stream), the Combined
 // 1F1B rewrite of an order, and cells in a DualPipe run.
-#include "io/cost_file.hpp"
-#include "schedules/registry.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/overlap.hpp"
-#include "sim/run.hpp"
-#include "sim/task_graph.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/overlap.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/task_graph.hpp"
+#include "ppsim/sim/validate.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <algorithm>

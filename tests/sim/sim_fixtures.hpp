@@ -1,8 +1,8 @@
 // Small hand-built schedules shared by the engine's tests.
 #pragma once
 
-#include "sim/run.hpp"
-#include "sim/schedule.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/schedule.hpp"
 #include "tests/test_helpers.hpp"
 
 namespace ppsim::test {

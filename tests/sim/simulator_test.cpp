@@ -1,12 +1,12 @@
 // Tests of the discrete-event engine, the task graph and the metrics.
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/simulator.hpp"
-#include "sim/task_graph.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/simulator.hpp"
+#include "ppsim/sim/task_graph.hpp"
 #include "tests/sim/sim_fixtures.hpp"
-#include "io/cost_file.hpp"
+#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <tuple>

@@ -1,16 +1,16 @@
 // Issue 11, item 4: times the parser accepts (up to 1e12 ms each) must never overflow Ticks.
 // Every run's durations and messages are bounded in sum before any is added up, so no end time,
 // sum of busy times or product of them can wrap; what is over the bound is bad input (exit 3).
-#include "io/cost_file.hpp"
-#include "schedules/optimum.hpp"
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/iterations.hpp"
-#include "sim/limits.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/simulator.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/optimum.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/iterations.hpp"
+#include "ppsim/sim/limits.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/simulator.hpp"
+#include "ppsim/sim/validate.hpp"
 
 #include <catch2/catch.hpp>
 

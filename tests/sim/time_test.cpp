@@ -1,6 +1,6 @@
 // Tests of the time type: conversions from milliseconds and the exact decimal text of ticks.
-#include "sim/errors.hpp"
-#include "sim/time.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/time.hpp"
 
 #include <catch2/catch.hpp>
 #include <limits>

@@ -1,7 +1,7 @@
 // Tests of validate(): each kind of violation, reported with the marked grid.
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/validate.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/validate.hpp"
 
 #include <catch2/catch.hpp>
 #include <random>

@@ -1,13 +1,13 @@
 // Tests of noisy durations and stragglers: the lognormal factors, the samples' distribution,
 // determinism over seeds and threads, wins over the same samples, slow devices and stages.
-#include "io/cost_file.hpp"
-#include "run/compare.hpp"
-#include "run/request.hpp"
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
-#include "sim/metrics.hpp"
-#include "sim/run.hpp"
-#include "sim/variability.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/run/compare.hpp"
+#include "ppsim/run/request.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/metrics.hpp"
+#include "ppsim/sim/run.hpp"
+#include "ppsim/sim/variability.hpp"
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>

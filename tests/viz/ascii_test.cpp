@@ -1,8 +1,8 @@
 // Tests of the ASCII timeline grid, with one approved golden file.
-#include "viz/ascii.hpp"
+#include "ppsim/viz/ascii.hpp"
 
-#include "schedules/registry.hpp"
-#include "sim/errors.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>

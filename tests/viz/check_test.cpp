@@ -1,5 +1,5 @@
 // Tests of check --json's document.
-#include "viz/check.hpp"
+#include "ppsim/viz/check.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,10 +1,10 @@
 // Tests of the HTML report: one self-contained page, the data and the script inside it, the
 // static table for readers without JavaScript, escaping, determinism.
-#include "viz/html_report.hpp"
+#include "ppsim/viz/html_report.hpp"
 
 #include "tests/viz/viz_checks.hpp"
-#include "viz/page_assets.hpp"
-#include "viz/report_data.hpp"
+#include "ppsim/viz/page_assets.hpp"
+#include "ppsim/viz/report_data.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

@@ -1,9 +1,9 @@
 // Tests of the ppsim.metrics/1 document: the user contract, pinned by an approved golden file.
-#include "viz/metrics_json.hpp"
+#include "ppsim/viz/metrics_json.hpp"
 
-#include "io/cost_file.hpp"
-#include "io/numbers.hpp"
-#include "run/request.hpp"
+#include "ppsim/io/cost_file.hpp"
+#include "ppsim/io/numbers.hpp"
+#include "ppsim/run/request.hpp"
 #include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>

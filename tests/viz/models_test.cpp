@@ -1,9 +1,9 @@
 // Tests of the models' documents: the presets, costs' model section, validate-model's outcome.
-#include "viz/models.hpp"
+#include "ppsim/viz/models.hpp"
 
-#include "io/device_file.hpp"
-#include "io/layout_text.hpp"
-#include "viz/page_assets.hpp"
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/layout_text.hpp"
+#include "ppsim/viz/page_assets.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // Tests of plan's writers: the ppsim.plan/1 document and the ranked table, alone and of a
 // --gpus search.
-#include "viz/plan.hpp"
+#include "ppsim/viz/plan.hpp"
 
 #include "tests/viz/viz_checks.hpp"
 

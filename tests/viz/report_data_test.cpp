@@ -1,12 +1,12 @@
 // Tests of the report's data (ppsim.report/1): every task, memory step and message of each run,
 // exact times, the metrics of compare --json, safe text, determinism.
-#include "viz/report_data.hpp"
+#include "ppsim/viz/report_data.hpp"
 
-#include "run/compare.hpp"
-#include "sim/metrics.hpp"
+#include "ppsim/run/compare.hpp"
+#include "ppsim/sim/metrics.hpp"
 #include "tests/viz/viz_checks.hpp"
-#include "viz/metrics_json.hpp"
-#include "viz/svg.hpp"
+#include "ppsim/viz/metrics_json.hpp"
+#include "ppsim/viz/svg.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // Tests of the validate --json and export --json documents.
-#include "viz/schedule_check.hpp"
+#include "ppsim/viz/schedule_check.hpp"
 
-#include "schedules/registry.hpp"
+#include "ppsim/schedules/registry.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

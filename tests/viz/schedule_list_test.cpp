@@ -1,5 +1,5 @@
 // Tests of ppsim list's table and document.
-#include "viz/schedule_list.hpp"
+#include "ppsim/viz/schedule_list.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

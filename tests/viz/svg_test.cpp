@@ -1,8 +1,8 @@
 // Tests of the SVG timeline and charts: one rectangle per task, colours per kind, escaping, one
 // time scale, aggregation of large runs, and an approved golden timeline.
-#include "viz/svg.hpp"
+#include "ppsim/viz/svg.hpp"
 
-#include "schedules/registry.hpp"
+#include "ppsim/schedules/registry.hpp"
 #include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // Tests of the sweep writers: CSV, HTML and JSON, with points that did not run.
-#include "viz/sweep.hpp"
+#include "ppsim/viz/sweep.hpp"
 
 #include "tests/viz/viz_checks.hpp"
 

@@ -1,7 +1,5 @@
 // Simulates ZB-H1 at the toy case through the installed library and prints its cost (54).
-#include "io/cost_file.hpp"
-#include "schedules/registry.hpp"
-#include "sim/run.hpp"
+#include <ppsim/ppsim.hpp>
 
 #include <iostream>
 
