@@ -20,7 +20,7 @@
 #include "ppsim/run/plan.hpp"
 #include "ppsim/run/request.hpp"
 #include "ppsim/run/sweep.hpp"
-#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/errors.hpp"

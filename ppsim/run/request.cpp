@@ -8,7 +8,7 @@
 #include "ppsim/io/text_parse.hpp"
 #include "ppsim/run/offload.hpp"
 #include "ppsim/run/slicing.hpp"
-#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/errors.hpp"

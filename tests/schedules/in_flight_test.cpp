@@ -3,7 +3,7 @@
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/run/compare.hpp"
 #include "ppsim/run/request.hpp"
-#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/detail/in_flight.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/cost_model.hpp"

@@ -25,7 +25,7 @@ namespace ppsim {
 [[nodiscard]] Schedule make_looped_bfs(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_dualpipe(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_dualpipe_v(const ScheduleSpec& spec);
-// PyTorch's fixed orders (ppsim/schedules/pytorch.cpp), and the same with PyTorch's idle slots.
+// PyTorch's fixed orders (ppsim/schedules/pytorch/orders.cpp), and the same with PyTorch's idle slots.
 [[nodiscard]] Schedule make_interleaved_zb(const ScheduleSpec& spec);
 [[nodiscard]] Schedule make_zbv_pytorch(const ScheduleSpec& spec);
 [[nodiscard]] std::vector<PaddedRow> interleaved_zb_slots(const ScheduleSpec& spec);

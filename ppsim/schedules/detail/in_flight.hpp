@@ -14,7 +14,7 @@ namespace ppsim::detail {
 /// F and fused BW of every micro-batch on its route, at most `k` micro-batches in flight (begun
 /// on the route's first stage and not yet ended there; they begin in order), so each device
 /// holds at most k micro-batches' activations: k = 1 holds memory_lower_bound(), the least
-/// any order can (ppsim/schedules/bound.hpp). The order is
+/// any order can (ppsim/schedules/search/bound.hpp). The order is
 /// a list schedule on the costs (the cost file's comm between devices): a free device runs the
 /// ready backward of the earliest micro-batch, else its ready forward, else waits for the first
 /// to become ready. Deterministic; O(tasks x k) at worst.

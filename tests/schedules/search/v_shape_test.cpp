@@ -1,5 +1,5 @@
 // Tests of the V-shape schedules: zb-v, v-half, v-min.
-#include "ppsim/schedules/detail/zbv_greedy.hpp"
+#include "ppsim/schedules/search/detail/zbv_greedy.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/errors.hpp"

@@ -13,9 +13,9 @@
 // machine bound over them (max over tasks of its earliest start plus the work of all tasks that
 // cannot start earlier), less the device's first start (fixed: F0 runs as soon as it can); and
 // at the root, cost_lower_bound(). A node whose bound reaches the best cost found is cut.
-#include "ppsim/schedules/optimum.hpp"
+#include "ppsim/schedules/search/optimum.hpp"
 
-#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/index.hpp"
 #include "ppsim/sim/limits.hpp"

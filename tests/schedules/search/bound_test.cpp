@@ -1,5 +1,5 @@
 // Tests of the lower bound on the cost: known answers, and bound <= cost for every schedule.
-#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/run/request.hpp"

@@ -42,7 +42,7 @@
 // The cost is max_d span_d >= max_d of these. Knapsacks are solved exactly for one kind of item and
 // relaxed (fractionally: an upper bound on the work, so still a lower bound on the span) else.
 // Comm is the cost model's latency per cross-device edge: richer comm modes only add time.
-#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 
 #include "ppsim/sim/dependencies.hpp"
 #include "ppsim/sim/index.hpp"

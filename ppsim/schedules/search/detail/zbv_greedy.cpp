@@ -1,7 +1,7 @@
 // The zero-bubble authors' ZB-V greedy (Qi et al., ICLR 2024, sec. 6; their `v_schedule.py`
 // on branch arxiv and `zbv.py` on main), re-implemented on ppsim's V placement: tasks are
 // placed and timed in one pass, in integer ticks, with ppsim's per-stage costs.
-#include "ppsim/schedules/detail/zbv_greedy.hpp"
+#include "ppsim/schedules/search/detail/zbv_greedy.hpp"
 
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/index.hpp"

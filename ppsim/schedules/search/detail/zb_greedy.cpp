@@ -1,6 +1,6 @@
 // The zero-bubble heuristic (Qi et al., ICLR 2024, sec. 3.1): warm-up forwards, then rounds of
 // one F and one B per device with W filling the gaps, placed and timed in the same pass.
-#include "ppsim/schedules/detail/zb_greedy.hpp"
+#include "ppsim/schedules/search/detail/zb_greedy.hpp"
 
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/index.hpp"

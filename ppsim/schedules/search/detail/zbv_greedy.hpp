@@ -3,7 +3,7 @@
 // and ppsim's search on top of it (variants, a ladder of memory limits, a list scheduler, swaps).
 #pragma once
 
-#include "ppsim/schedules/detail/search.hpp"
+#include "ppsim/schedules/search/detail/search.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/schedule.hpp"
 #include "ppsim/sim/time.hpp"

@@ -1,9 +1,9 @@
 // Tests of the exact optimum (branch and bound) and, through it, of the bound and zb-auto's gap.
-#include "ppsim/schedules/optimum.hpp"
+#include "ppsim/schedules/search/optimum.hpp"
 
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/run/request.hpp"
-#include "ppsim/schedules/bound.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/metrics.hpp"
 #include "ppsim/sim/run.hpp"
