@@ -8,6 +8,7 @@
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/index.hpp"
 #include "ppsim/sim/limits.hpp"
+#include "ppsim/sim/metrics.hpp"
 
 #include <algorithm>
 #include <array>
@@ -505,11 +506,7 @@ detail::VRun run_from_blocks(std::string_view name, const detail::VProblem& pb,
   for (const auto& [slot, d, t, mb] : order.items()) {
     (void)slot;
     const int kind = kVKind[ix(t)];
-    run.order[ix(d)].push_back(static_cast<std::uint32_t>(kind) |
-                               (static_cast<std::uint32_t>(mb) << 3));
-    run.sequence.push_back(d);
-    mem[ix(d)] += pb.memory[ix(d)][ix(kind)];
-    run.peak_memory = std::max(run.peak_memory, mem[ix(d)]);
+    run.place(d, kind, mb, mem[ix(d)], pb.memory[ix(d)][ix(kind)]);
   }
   run.score = detail::retime(pb, run);
   run.bubble.assign(ix(p), 0);

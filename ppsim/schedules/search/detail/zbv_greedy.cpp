@@ -179,11 +179,7 @@ private:
     if (cat_of(k) < 2)
       end_of(k, d, j) = end;
     s.cur = end;
-    s.mem += pb_.memory[ix(d)][ix(k)];
-    run_.peak_memory = std::max(run_.peak_memory, s.mem);
-    run_.order[ix(d)].push_back(static_cast<std::uint32_t>(k) |
-                                (static_cast<std::uint32_t>(j) << 3));
-    run_.sequence.push_back(d);
+    run_.place(d, k, j, s.mem, pb_.memory[ix(d)][ix(k)]);
     if (cat_of(k) == 1)
       s.pending.push_back(static_cast<std::uint8_t>(chunk_of(k)));
     ++s.count[ix(k)];
@@ -602,6 +598,8 @@ ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
   const Ticks ideal = std::max(ideal_cost(problem), stops.floor);  // nothing can beat it
   const long long tasks = 6LL * problem.devices * problem.microbatches;
   // a pass places at most every task once: it runs only when the budget has room for that
+  // the search ends as soon as its best meets what nothing can beat
+  const auto at_ideal = [&] { return found.best && found.best->score.cost <= ideal; };
   const auto room = [&] {
     if (stops.budget == nullptr || stops.budget->take(tasks)) return true;
     found.budget_ended = true;
@@ -664,7 +662,7 @@ ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
                                      [&](const Ran& r) { return r.covers(faithful, c); });
         failed = it->failed;
       }
-      if (found.best && found.best->score.cost <= ideal)
+      if (at_ideal())
         return found;
       if (v.list) {
         if (!room()) return found;
@@ -673,7 +671,7 @@ ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
         ++found.passes;
         if (r)
           consider(std::move(*r), comm0, i, c);
-        if (found.best && found.best->score.cost <= ideal)
+        if (at_ideal())
           return found;
         continue;
       }
@@ -702,12 +700,12 @@ ZbvFound zbv_search(const VProblem& problem, const std::vector<double>& caps,
       if (r)
         consider(std::move(*r), comm0, i, c);
       tried.push_back({adaptive, c, range, used});
-      if (found.best && found.best->score.cost <= ideal)
+      if (at_ideal())
         return found;
     }
     if (cap_best && improve_by_swaps(problem, *cap_best, c, swaps_per_cap))
       consider(std::move(*cap_best), false, variants.size(), c);
-    if (found.best && found.best->score.cost <= ideal)
+    if (at_ideal())
       return found;
   }
   return found;
@@ -845,11 +843,7 @@ private:
       end_of(k, d, j) = end;
     s.cur = end;
     wake(d, end);
-    s.mem += pb_.memory[ix(d)][ix(k)];
-    run_.peak_memory = std::max(run_.peak_memory, s.mem);
-    run_.order[ix(d)].push_back(static_cast<std::uint32_t>(k) |
-                                (static_cast<std::uint32_t>(j) << 3));
-    run_.sequence.push_back(d);
+    run_.place(d, k, j, s.mem, pb_.memory[ix(d)][ix(k)]);
     if (cat_of(k) == 1)
       s.pending.push_back(static_cast<std::uint8_t>(chunk_of(k)));
     if (cat_of(k) == 2)
@@ -957,13 +951,7 @@ VRun v_one_at_a_time(const VProblem& problem) {
   run.order.resize(ix(p));
   run.sequence.reserve(6 * ix(p) * ix(m));
   std::vector<double> mem(ix(p), 0);
-  const auto put = [&](int k, int d, int j) {
-    mem[ix(d)] += problem.memory[ix(d)][ix(k)];
-    run.peak_memory = std::max(run.peak_memory, mem[ix(d)]);
-    run.order[ix(d)].push_back(static_cast<std::uint32_t>(k) |
-                               (static_cast<std::uint32_t>(j) << 3));
-    run.sequence.push_back(d);
-  };
+  const auto put = [&](int k, int d, int j) { run.place(d, k, j, mem[ix(d)], problem.memory[ix(d)][ix(k)]); };
   for (int j = 0; j < m; ++j) {
     for (int d = 0; d < p; ++d)
       put(kF0, d, j);
@@ -990,7 +978,7 @@ Score retime(const VProblem& pb, const VRun& run) {
   std::vector<std::size_t> next(ix(p), 0);
   for (const std::int32_t d : run.sequence) {
     const std::uint32_t code = run.order[ix(d)][next[ix(d)]++];
-    const int k = static_cast<int>(code & 7u), j = static_cast<int>(code >> 3);
+    const int k = v_kind_of(code), j = v_microbatch_of(code);
     Ticks start = cur[ix(d)];
     if (cat_of(k) < 2) {
       const int src = chunk_of(k) == 0 ? d - 1 : d + 1;
@@ -1034,7 +1022,7 @@ std::optional<Score> time_orders(const VProblem& pb,
     for (int d = 0; d < p; ++d) {
       const auto& o = order[ix(d)];
       for (std::size_t& i = next[ix(d)]; i < o.size(); ++i) {
-        const int k = static_cast<int>(o[i] & 7u), j = static_cast<int>(o[i] >> 3);
+        const int k = v_kind_of(o[i]), j = v_microbatch_of(o[i]);
         Ticks start = cur[ix(d)];
         if (cat_of(k) < 2) {
           const int src = chunk_of(k) == 0 ? d - 1 : d + 1;
@@ -1076,7 +1064,7 @@ std::optional<Score> time_orders(const VProblem& pb,
 // (F0 -> F1 at the V's turn, F1 -> B0 at the loss, B -> W) never trade places, nor two of one
 // kind (their micro-batch order).
 bool may_swap(std::uint32_t a, std::uint32_t b) {
-  return (a & 7u) != (b & 7u) && (a >> 3) != (b >> 3);
+  return v_kind_of(a) != v_kind_of(b) && v_microbatch_of(a) != v_microbatch_of(b);
 }
 
 } // namespace
@@ -1091,7 +1079,7 @@ bool improve_by_swaps(const VProblem& pb, VRun& run, double cap, long long evalu
       auto& o = run.order[d];
       double mem = 0; // before position i
       for (std::size_t i = 0; i + 1 < o.size() && evaluations > 0; ++i) {
-        const auto delta = [&](std::uint32_t code) { return pb.memory[d][code & 7u]; };
+        const auto delta = [&](std::uint32_t code) { return pb.memory[d][ix(v_kind_of(code))]; };
         if (may_swap(o[i], o[i + 1]) && mem + delta(o[i + 1]) <= cap) {
           std::swap(o[i], o[i + 1]);
           --evaluations;
@@ -1113,7 +1101,7 @@ bool improve_by_swaps(const VProblem& pb, VRun& run, double cap, long long evalu
     for (std::size_t d = 0; d < run.order.size(); ++d) {
       double cur = 0;
       for (const std::uint32_t code : run.order[d]) {
-        cur += pb.memory[d][code & 7u];
+        cur += pb.memory[d][ix(v_kind_of(code))];
         peak = std::max(peak, cur);
       }
     }
@@ -1134,7 +1122,7 @@ Schedule to_schedule(const VProblem& problem, const VRun& run, const Schedule& s
     out.clear();
     out.reserve(run.order[ix(d)].size());
     for (const std::uint32_t code : run.order[ix(d)]) {
-      const int k = static_cast<int>(code & 7u), j = static_cast<int>(code >> 3);
+      const int k = v_kind_of(code), j = v_microbatch_of(code);
       out.push_back(Task::make(kKind[ix(cat_of(k))], problem.stage[ix(d)][ix(k)], j));
     }
   }

@@ -8,7 +8,9 @@
 #include "ppsim/sim/schedule.hpp"
 #include "ppsim/sim/time.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -90,9 +92,16 @@ struct VKnobsUsed {
   std::uint8_t rooms{0xff};
 };
 
+/// A task of a V run's device order in 32 bits: its VKind and its micro-batch.
+[[nodiscard]] constexpr std::uint32_t v_task(int kind, int microbatch) {
+  return static_cast<std::uint32_t>(kind) | (static_cast<std::uint32_t>(microbatch) << 3);
+}
+[[nodiscard]] constexpr int v_kind_of(std::uint32_t task) { return static_cast<int>(task & 7u); }
+[[nodiscard]] constexpr int v_microbatch_of(std::uint32_t task) { return static_cast<int>(task >> 3); }
+
 /// A greedy pass's result, timed by the greedy itself.
 struct VRun {
-  /// Per device, the tasks in order: kind | micro-batch << 3.
+  /// Per device, the tasks in order (v_task).
   std::vector<std::vector<std::uint32_t>> order;
   /// The device of every placement in the order the greedy placed them (a topological order of
   /// the task graph), for re-timing under other costs.
@@ -101,6 +110,15 @@ struct VRun {
   Ticks max_bubble{0};
   Score score;           ///< ppsim's (cost, sum of spans) under the problem's costs
   double peak_memory{0}; ///< highest running memory of any device, M_B units
+
+  /// The placement step every V pass shares: `kind` of micro-batch `microbatch` next on device
+  /// d, whose running memory `memory` (M_B) changes by `delta`; the peak follows.
+  void place(int d, int kind, int microbatch, double& memory, double delta) {
+    memory += delta;
+    peak_memory = std::max(peak_memory, memory);
+    order[static_cast<std::size_t>(d)].push_back(v_task(kind, microbatch));
+    sequence.push_back(d);
+  }
 };
 
 /// One option combination: the passes of the authors' try_v_schedule.
