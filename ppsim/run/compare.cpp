@@ -7,6 +7,7 @@
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/io/text_parse.hpp"
 #include "ppsim/sim/errors.hpp"
+#include "ppsim/sim/metrics.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -15,13 +16,6 @@
 namespace ppsim {
 
 namespace {
-
-// The highest peak of a run, over all its iterations.
-double peak_of(const Run& r) {
-  double peak = r.metrics.peak_memory;
-  for (const double p : r.iterations.peak_memory) peak = std::max(peak, p);
-  return peak;
-}
 
 // The run of `rq` under `limit` M_B, or nullopt when that is infeasible.
 std::optional<Run> run_at(RunRequest rq, double limit) {
@@ -61,7 +55,7 @@ double least_mem_limit(const RunRequest& rq) {
   RunRequest free = rq;
   free.mem_limit = {};
   free.jitter = {};  // the limit depends on the order, not on sampled durations
-  if (info == nullptr || !info->automatic()) return peak_of(run_request(free));
+  if (info == nullptr || !info->automatic()) return peak_memory_all_iterations(run_request(free));
 
   // NOTE: above the least possible limit, an automatic generator's feasibility is taken to grow
   // with the limit (the more memory, the more orders fit); every value returned was checked to
@@ -95,7 +89,7 @@ double least_mem_limit(const RunRequest& rq) {
     }
   }
   // The schedule found holds at most `hi`; its own peak is the round figure the limit stands for.
-  const double peak = peak_of(*found);
+  const double peak = peak_memory_all_iterations(*found);
   if (peak < hi && peak > lo && run_at(rq, peak)) return peak;
   return hi;
 }

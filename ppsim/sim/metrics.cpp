@@ -270,4 +270,27 @@ Metrics measure(const Timeline& tl, const CostModel& costs) {
   return m;
 }
 
+double order_peak(const Schedule& s, const CostModel& costs) {
+  double peak = 0;
+  for (const auto& device : s.order) {
+    double mem = 0;
+    for (const Task& t : device) {
+      for_each_half(t, [&](Kind kind, int stage, int) { mem += costs.memory_delta(kind, stage); });
+      peak = std::max(peak, mem);
+    }
+  }
+  return peak;
+}
+
+double memory_lower_bound(const Schedule& schedule, const CostModel& costs) {
+  const Topology topo(schedule);
+  double worst = 0;
+  for (int d = 0; d < schedule.devices; ++d) {
+    double held = 0;
+    for (const int s : topo.device_stages(d)) held += costs.memory_delta(Kind::F, s);
+    worst = std::max(worst, held);
+  }
+  return worst;
+}
+
 } // namespace ppsim

@@ -69,6 +69,18 @@ struct Metrics {
 ///   Metrics m = measure(simulate(s, costs), costs);
 [[nodiscard]] Metrics measure(const Timeline& timeline, const CostModel& costs);
 
+/// The peak memory (M_B) of a schedule's order, whatever its timing: per device the running sum
+/// of its tasks' deltas in order (an FB's halves summed), the most of any device. What the
+/// generators keep within a limit before anything is timed.
+[[nodiscard]] double order_peak(const Schedule& schedule, const CostModel& costs);
+
+/// The least peak memory (M_B) any order of the schedule's tasks can have on its worst device,
+/// whatever their kinds (a B may be fused with its W): one micro-batch's activations on every
+/// stage the device holds. Every F of a micro-batch on a device comes before any of its backward
+/// there (the backward starts where the route ends), so that much is held at once in every
+/// order; one micro-batch at a time with fused BW holds no more (schedules/detail/in_flight.hpp).
+[[nodiscard]] double memory_lower_bound(const Schedule& schedule, const CostModel& costs);
+
 /// A stretch of a device's idle time spent waiting on communication, before run `run`: every
 /// input of that task exists but one is still in flight (from the latest of the device's free
 /// time and the inputs' sends, to the inputs' arrival), or, with blocking sends, the device's

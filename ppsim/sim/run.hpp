@@ -12,6 +12,7 @@
 #include "ppsim/sim/schedule.hpp"
 #include "ppsim/sim/timeline.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,14 @@ struct Run {
 [[nodiscard]] inline bool has_iteration_time(const Run& run) {
   return run.iterations.options.requested() || run.data_parallel.any() ||
          run.iterations.iteration_time > 0;
+}
+
+/// The highest peak memory (M_B) of a run over all its iterations (the metrics' one-iteration
+/// peak when it ran one).
+[[nodiscard]] inline double peak_memory_all_iterations(const Run& run) {
+  double peak = run.metrics.peak_memory;
+  for (const double p : run.iterations.peak_memory) peak = std::max(peak, p);
+  return peak;
 }
 
 /// The time of one iteration: iterations.iteration_time where the run has one, else the makespan.

@@ -19,11 +19,6 @@ using ojson = nlohmann::ordered_json;
 // iteration's, like the metrics.
 int iteration_count(const Run& run) { return std::max(1, run.iterations.options.count); }
 
-double peak_all_iterations(const Run& run) {
-  const auto& peaks = run.iterations.peak_memory;
-  return peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
-}
-
 // The communication model of a run that asked for one (--comm-mode, --link).
 ojson comm_json(const CommOptions& c) {
   ojson j;
@@ -124,7 +119,7 @@ ojson to_json(const Run& run) {
     j["iterations"] = K;
     j["optimizer_step_ms"] = ticks_to_ms(run.iterations.options.optimizer_step);
     j["sync"] = sync_name(run.iterations.options.sync);
-    j["peak_memory_all_iterations"] = peak_all_iterations(run);
+    j["peak_memory_all_iterations"] = peak_memory_all_iterations(run);
   }
   if (has_iteration_time(run)) j["iteration_time_ms"] = ticks_to_ms(run.iterations.iteration_time);
   if (run.samples) j["samples"] = samples_json(*run.samples);
@@ -253,7 +248,7 @@ void write_run_report(std::ostream& out, const Run& run) {
                        "iteration", human_ms(run.iterations.iteration_time), iteration_count(run),
                        sync_name(run.iterations.options.sync));
     out << fmt::format("{:<13} {} M_B   (peak over all iterations)\n", "peak (all)",
-                       memory(peak_all_iterations(run)));
+                       memory(peak_memory_all_iterations(run)));
   } else if (dp || run.iterations.iteration_time > 0) {
     out << fmt::format("{:<13} {} ms   (from the first task to the end of {})\n", "iteration",
                        human_ms(run.iterations.iteration_time),

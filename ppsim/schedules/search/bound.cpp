@@ -513,15 +513,4 @@ CostBound cost_lower_bound(const Schedule& s, const CostModel& costs, double mem
   return OrderBound(s, costs, mem_limit).bound();
 }
 
-double memory_lower_bound(const Schedule& schedule, const CostModel& costs) {
-  const Topology topo(schedule);
-  double worst = 0;
-  for (int d = 0; d < schedule.devices; ++d) {
-    double held = 0;
-    for (const int s : topo.device_stages(d)) held += costs.memory_delta(Kind::F, s);
-    worst = std::max(worst, held);
-  }
-  return worst;
-}
-
 } // namespace ppsim

@@ -47,13 +47,6 @@ struct CostBound {
 [[nodiscard]] CostBound cost_lower_bound(const Schedule& schedule, const CostModel& costs,
                                          double mem_limit);
 
-/// The least peak memory (M_B) any order of the schedule's tasks can have on its worst device,
-/// whatever their kinds (a B may be fused with its W): one micro-batch's activations on every
-/// stage the device holds. Every F of a micro-batch on a device comes before any of its backward
-/// there (the backward starts where the route ends), so that much is held at once in every
-/// order; one micro-batch at a time with fused BW holds no more (detail/in_flight.hpp).
-[[nodiscard]] double memory_lower_bound(const Schedule& schedule, const CostModel& costs);
-
 /// (cost - bound) / cost: 0 when the schedule is optimal, at least the distance to the optimum
 /// otherwise; 0 for cost 0.
 [[nodiscard]] double optimality_gap(Ticks cost, Ticks bound);

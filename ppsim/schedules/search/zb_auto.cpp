@@ -77,18 +77,6 @@ Schedule with_every_task(Schedule s) {
   return s;
 }
 
-double order_peak(const Schedule& s, const CostModel& costs) {
-  double peak = 0;
-  for (const auto& device : s.order) {
-    double mem = 0;
-    for (const Task& t : device) {
-      for_each_half(t, [&](Kind kind, int stage, int) { mem += costs.memory_delta(kind, stage); });
-      peak = std::max(peak, mem);
-    }
-  }
-  return peak;
-}
-
 std::optional<OrderTiming> time_order(const Schedule& s, const CostModel& costs,
                                       const Score& must_beat) {
   const int S = s.stages(), m = s.microbatches, P = s.devices;

@@ -340,7 +340,7 @@ TEST_CASE("zb-auto stops at the lower bound, with the same schedule whatever the
   const Ticks cost = run_schedule(one, costs).metrics.cost;
   CHECK(cost == Ticks{1'597'184'000});
   CHECK(cost_lower_bound(one, model, limit).cost == cost);
-  CHECK(detail::order_peak(one, model) <= limit + 1e-9);
+  CHECK(order_peak(one, model) <= limit + 1e-9);
   CHECK(report.runs < 1300);
   CHECK(detail::zb_auto_search("zb-auto", skeleton, costs, limit, {.threads = 2}) == one);
 }

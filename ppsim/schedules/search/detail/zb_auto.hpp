@@ -36,10 +36,6 @@ struct ZbAutoReport {
 /// in no particular order (for cost_lower_bound, which depends on the set only).
 [[nodiscard]] Schedule with_every_task(Schedule skeleton);
 
-/// The peak memory of a schedule's order (a positive delta counts from its task's start; an FB
-/// applies each half's).
-[[nodiscard]] double order_peak(const Schedule& schedule, const CostModel& costs);
-
 /// ZB-H1's peak memory on the spec's model and costs: the default limit of zb-auto and zb-v (p M_B
 /// when M_W <= M_B; 2p M_B for the seed's MLP, where B raises memory). Costs given per virtual
 /// stage of a model cut into `pieces` x p (the loop's v, the V's 2) are merged, `pieces` at a time,
