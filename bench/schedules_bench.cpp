@@ -2,8 +2,8 @@
 // m = 256 (the authors' figures are for the same cases), ZB-V and V-Half/V-Min up to p = 32,
 // m = 256, at unit costs and at a realistic profile with comm.
 #include "ppsim/io/cost_file.hpp"
-#include "ppsim/schedules/search/detail/zb_greedy.hpp"
 #include "ppsim/schedules/registry.hpp"
+#include "ppsim/schedules/search/detail/zb_greedy.hpp"
 #include "ppsim/sim/cost_model.hpp"
 
 #include <benchmark/benchmark.h>

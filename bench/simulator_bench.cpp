@@ -2,12 +2,12 @@
 // for the engine alone (a fresh timeline per call, and a Simulator reusing its memory) and for
 // the whole `ppsim simulate` path (generate, validate, simulate, measure, report) in-process.
 #include "cli/cli.hpp"
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/metrics.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/simulator.hpp"
 #include "ppsim/sim/validate.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <benchmark/benchmark.h>
 #include <sstream>

@@ -4,9 +4,9 @@
 //   ppsim calibrate --dim 1024 --tokens 1024 --blocks 2 --stages 4 -o data/costs/mine.json
 //   ppsim compare -s 1f1b,zb-h1 -p 4 -m 8 --calibrate dim=1024,tokens=1024,blocks=2
 #include "cli/commands.hpp"
+#include "model/calibrate.hpp"
 #include "ppsim/io/atomic_file.hpp"
 #include "ppsim/io/text_parse.hpp"
-#include "model/calibrate.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/limits.hpp"
 

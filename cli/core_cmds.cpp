@@ -1,6 +1,7 @@
 // `ppsim list`, `ppsim simulate` and `ppsim compare`.
 #include "cli/commands.hpp"
 #include "ppsim/io/atomic_file.hpp"
+#include "ppsim/io/numbers.hpp"
 #include "ppsim/run/compare.hpp"
 #include "ppsim/run/measured.hpp"
 #include "ppsim/schedules/registry.hpp"
@@ -10,7 +11,6 @@
 #include "ppsim/viz/chrome_trace.hpp"
 #include "ppsim/viz/html_report.hpp"
 #include "ppsim/viz/metrics_json.hpp"
-#include "ppsim/io/numbers.hpp"
 #include "ppsim/viz/schedule_list.hpp"
 #include "ppsim/viz/svg.hpp"
 

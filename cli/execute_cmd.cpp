@@ -8,10 +8,10 @@
 #include "exec/launcher.hpp"
 #include "exec/plan.hpp"
 #include "exec/report.hpp"
+#include "model/calibrate.hpp"
 #include "ppsim/io/atomic_file.hpp"
 #include "ppsim/io/schedule_file.hpp"
 #include "ppsim/io/text_file.hpp"
-#include "model/calibrate.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/viz/chrome_trace.hpp"
 

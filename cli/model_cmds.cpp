@@ -9,16 +9,16 @@
 #include "ppsim/io/atomic_file.hpp"
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/io/model_file.hpp"
+#include "ppsim/io/numbers.hpp"
 #include "ppsim/io/text_parse.hpp"
 #include "ppsim/run/plan.hpp"
 #include "ppsim/run/published.hpp"
 #include "ppsim/run/transformer.hpp"
-#include "ppsim/viz/page_assets.hpp"
+#include "ppsim/sim/errors.hpp"
 #include "ppsim/viz/html_report.hpp"
 #include "ppsim/viz/models.hpp"
+#include "ppsim/viz/page_assets.hpp"
 #include "ppsim/viz/plan.hpp"
-#include "ppsim/sim/errors.hpp"
-#include "ppsim/io/numbers.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -3,9 +3,9 @@
 #include "exec/executor.hpp"
 
 #include "exec/plan.hpp"
+#include "model/calibrate.hpp"
 #include "ppsim/io/launcher_env.hpp"
 #include "ppsim/io/text_parse.hpp"
-#include "model/calibrate.hpp"
 #include "ppsim/sim/index.hpp"
 
 #include <mpi.h>

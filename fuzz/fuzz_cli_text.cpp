@@ -2,11 +2,11 @@
 // --mem-limit's number-with-unit grammar and byte units, task text (`2F0`, `(0F7;7B3)`), sizes,
 // integers, KEY=VALUE lists and the excerpts messages quote, --link and --slow.
 #include "fuzz/fuzz_check.hpp"
+#include "ppsim/io/action_text.hpp"
 #include "ppsim/io/comm_text.hpp"
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/io/text_parse.hpp"
 #include "ppsim/sim/limits.hpp"
-#include "ppsim/io/action_text.hpp"
 #include "ppsim/sim/task.hpp"
 
 #include <cmath>

@@ -3,9 +3,9 @@
 
 #include "ppsim/io/numbers.hpp"
 #include "ppsim/io/schedule_file.hpp"
-#include "ppsim/schedules/search/bound.hpp"
-#include "ppsim/schedules/registry.hpp"
 #include "ppsim/io/text_parse.hpp"
+#include "ppsim/schedules/registry.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/metrics.hpp"
 

@@ -2,9 +2,9 @@
 // latency of its messages, and how well the fit explains the run.
 #include "ppsim/run/measured.hpp"
 
+#include "ppsim/io/detail/cost_document.hpp"
 #include "ppsim/run/detail/fit_document.hpp"
 #include "ppsim/run/detail/run_graph.hpp"
-#include "ppsim/io/detail/cost_document.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

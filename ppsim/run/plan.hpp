@@ -15,8 +15,8 @@
 #pragma once
 
 #include "ppsim/run/request.hpp"
-#include "ppsim/run/transformer.hpp"
 #include "ppsim/run/shared_work.hpp"
+#include "ppsim/run/transformer.hpp"
 #include "ppsim/sim/progress.hpp"
 
 #include <string>

@@ -2,8 +2,8 @@
 // that leave when their sender is next inside MPI (Open MPI's rendezvous).
 #include "ppsim/run/measured.hpp"
 
-#include "ppsim/run/detail/run_graph.hpp"
 #include "ppsim/io/numbers.hpp"
+#include "ppsim/run/detail/run_graph.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/metrics.hpp"
 #include "ppsim/sim/simulator.hpp"

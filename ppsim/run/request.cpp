@@ -4,18 +4,18 @@
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/io/numbers.hpp"
 #include "ppsim/io/schedule_file.hpp"
-#include "ppsim/run/recompute.hpp"
 #include "ppsim/io/text_parse.hpp"
 #include "ppsim/run/offload.hpp"
+#include "ppsim/run/recompute.hpp"
 #include "ppsim/run/slicing.hpp"
-#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/registry.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/limits.hpp"
+#include "ppsim/sim/overlap.hpp"
 #include "ppsim/sim/schedule.hpp"
 #include "ppsim/sim/task_graph.hpp"
-#include "ppsim/sim/overlap.hpp"
 
 #include <algorithm>
 #include <cmath>

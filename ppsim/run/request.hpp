@@ -3,11 +3,11 @@
 // infeasibility rule.
 #pragma once
 
-#include "ppsim/run/transformer.hpp"
 #include "ppsim/io/mem_limit_text.hpp"
 #include "ppsim/io/offload_text.hpp"
 #include "ppsim/io/schedule_file.hpp"
 #include "ppsim/io/slicing_text.hpp"
+#include "ppsim/run/transformer.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/iterations.hpp"

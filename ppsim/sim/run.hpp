@@ -8,9 +8,9 @@
 #include "ppsim/sim/iterations.hpp"
 #include "ppsim/sim/metrics.hpp"
 #include "ppsim/sim/offload.hpp"
-#include "ppsim/sim/variability.hpp"
 #include "ppsim/sim/schedule.hpp"
 #include "ppsim/sim/timeline.hpp"
+#include "ppsim/sim/variability.hpp"
 
 #include <algorithm>
 #include <string>

@@ -4,8 +4,8 @@
 
 #include "ppsim/io/json_text.hpp"
 #include "ppsim/io/numbers.hpp"
-#include "ppsim/sim/index.hpp"
 #include "ppsim/run/detail/fit_document.hpp"
+#include "ppsim/sim/index.hpp"
 #include "ppsim/viz/detail/documents.hpp"
 #include "ppsim/viz/metrics_json.hpp"
 

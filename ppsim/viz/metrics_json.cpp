@@ -1,7 +1,7 @@
 // Metrics as JSON and as text tables.
 #include "ppsim/viz/metrics_json.hpp"
-#include "ppsim/viz/detail/documents.hpp"
 #include "ppsim/io/numbers.hpp"
+#include "ppsim/viz/detail/documents.hpp"
 
 
 #include <algorithm>

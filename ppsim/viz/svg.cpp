@@ -2,10 +2,10 @@
 #include "ppsim/viz/svg.hpp"
 
 #include "ppsim/io/json_text.hpp"
+#include "ppsim/io/numbers.hpp"
 #include "ppsim/sim/metrics.hpp"
 #include "ppsim/sim/schedule.hpp"
 #include "ppsim/viz/metrics_json.hpp"
-#include "ppsim/io/numbers.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,8 +2,8 @@
 #include "ppsim/viz/sweep.hpp"
 
 #include "ppsim/io/json_text.hpp"
-#include "ppsim/viz/html_report.hpp"
 #include "ppsim/io/numbers.hpp"
+#include "ppsim/viz/html_report.hpp"
 #include "ppsim/viz/svg.hpp"
 
 #include <algorithm>

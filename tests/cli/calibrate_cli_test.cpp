@@ -1,7 +1,7 @@
 // Tests of `ppsim calibrate` and --calibrate through run_cli: output, files, exit codes.
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "tests/cli/cli_harness.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Tests of `ppsim sweep`, `ppsim check`, `compare --html` and `--svg` through run_cli, and of the
 // committed baselines (every schedule covered, all passing, the known answers in them).
-#include "ppsim/schedules/registry.hpp"
 #include "ppsim/io/baseline_file.hpp"
+#include "ppsim/schedules/registry.hpp"
 #include "tests/cli/cli_harness.hpp"
 #include "tests/viz/viz_checks.hpp"
 

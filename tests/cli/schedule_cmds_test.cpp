@@ -1,6 +1,6 @@
 // Tests of `ppsim validate` and `ppsim export` through run_cli.
-#include "ppsim/schedules/registry.hpp"
 #include "ppsim/io/schedule_file.hpp"
+#include "ppsim/schedules/registry.hpp"
 #include "tests/cli/cli_harness.hpp"
 
 #include <catch2/catch.hpp>

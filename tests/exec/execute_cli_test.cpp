@@ -3,10 +3,10 @@
 #include "exec/executor.hpp"
 #include "exec/launcher.hpp"
 #include "exec/report.hpp"
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/simulator.hpp"
 #include "tests/cli/cli_harness.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <fstream>

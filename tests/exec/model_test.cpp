@@ -1,8 +1,8 @@
 // Tests of the executed model: activation slots that share weights, data, loss, reference.
 #include "exec/model.hpp"
-#include "ppsim/schedules/registry.hpp"
 #include "model/calibrate.hpp"
 #include "model/mlp.hpp"
+#include "ppsim/schedules/registry.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>

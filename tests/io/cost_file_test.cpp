@@ -1,8 +1,8 @@
 // Tests of --costs parsing, cost files and the expansion of costs over stages.
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/errors.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include "tests/test_helpers.hpp"
 

@@ -2,11 +2,11 @@
 // notation (B = backward for the input) detected, named and read.
 #include "ppsim/io/schedule_file.hpp"
 
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/validate.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include "tests/test_helpers.hpp"
 

@@ -1,11 +1,11 @@
 // Tests of schedule files: PyTorch CSV and ppsim JSON, round trips, known orders, bad files.
 #include "ppsim/io/schedule_file.hpp"
 
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/validate.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include "tests/test_helpers.hpp"
 

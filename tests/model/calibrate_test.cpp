@@ -1,10 +1,10 @@
 // Tests of the calibration: gradients of the split backward, accounting, options, the cost file.
 #include "model/calibrate.hpp"
 
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/run.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -5,9 +5,9 @@
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
+#include "ppsim/viz/chrome_trace.hpp"
 #include "tests/cli/cli_harness.hpp"
 #include "tests/run/measured_fixtures.hpp"
-#include "ppsim/viz/chrome_trace.hpp"
 
 #include <catch2/catch.hpp>
 #include <sstream>

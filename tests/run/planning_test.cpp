@@ -3,8 +3,8 @@
 #include "ppsim/io/comm_text.hpp"
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/run/request.hpp"
-#include "ppsim/schedules/search/optimum.hpp"
 #include "ppsim/schedules/registry.hpp"
+#include "ppsim/schedules/search/optimum.hpp"
 #include "ppsim/sim/run.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,8 +2,8 @@
 // checks, the FLOP counts, and the accuracy targets on the held-out runs of the built-in table.
 #include "ppsim/run/published.hpp"
 #include "ppsim/sim/errors.hpp"
-#include "tests/test_helpers.hpp"
 #include "ppsim/viz/page_assets.hpp"
+#include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>

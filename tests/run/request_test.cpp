@@ -3,8 +3,8 @@
 #include "ppsim/run/request.hpp"
 
 #include "ppsim/io/cost_file.hpp"
-#include "ppsim/io/model_file.hpp"
 #include "ppsim/io/device_file.hpp"
+#include "ppsim/io/model_file.hpp"
 #include "ppsim/run/compare.hpp"
 #include "ppsim/run/sweep.hpp"
 #include "ppsim/sim/errors.hpp"

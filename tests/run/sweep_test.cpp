@@ -1,7 +1,7 @@
 // Tests of the sweep grid: every combination, in order, and each point's outcome.
 #include "ppsim/run/sweep.hpp"
-#include "tests/run/fake_ranks.hpp"
 #include "ppsim/sim/errors.hpp"
+#include "tests/run/fake_ranks.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,10 +1,10 @@
 // Tests of dualpipe and dualpipe-v: properties, the reference's phases, README bubble and memory.
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

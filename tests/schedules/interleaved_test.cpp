@@ -1,10 +1,10 @@
 // Tests of interleaved-1f1b and looped-bfs: properties, Megatron's warm-up and bubble, toy cost.
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

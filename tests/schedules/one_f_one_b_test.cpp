@@ -1,10 +1,10 @@
 // Tests of gpipe, 1f1b, zb-h1 and zb-h2: properties, published orders and closed forms.
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <map>

@@ -8,9 +8,9 @@
 #include "ppsim/sim/metrics.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/simulator.hpp"
+#include "ppsim/viz/metrics_json.hpp"
 #include "tests/sim/sim_fixtures.hpp"
 #include "tests/test_helpers.hpp"
-#include "ppsim/viz/metrics_json.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,6 @@
 // Tests of multi-iteration runs: the repeated schedule, the engine's pauses and barriers, and
 // the steady-state iteration time under all-reduce and post-validation.
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/iterations.hpp"
@@ -8,7 +9,6 @@
 #include "ppsim/sim/simulator.hpp"
 #include "ppsim/sim/validate.hpp"
 #include "tests/sim/sim_fixtures.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,4 +1,5 @@
 // Tests of the discrete-event engine, the task graph and the metrics.
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/metrics.hpp"
@@ -6,7 +7,6 @@
 #include "ppsim/sim/simulator.hpp"
 #include "ppsim/sim/task_graph.hpp"
 #include "tests/sim/sim_fixtures.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <tuple>

@@ -2,8 +2,8 @@
 // Every run's durations and messages are bounded in sum before any is added up, so no end time,
 // sum of busy times or product of them can wrap; what is over the bound is bad input (exit 3).
 #include "ppsim/io/cost_file.hpp"
-#include "ppsim/schedules/search/optimum.hpp"
 #include "ppsim/schedules/registry.hpp"
+#include "ppsim/schedules/search/optimum.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/iterations.hpp"
 #include "ppsim/sim/limits.hpp"

@@ -1,12 +1,12 @@
 // Tests of the Chrome trace writer (parsed back with nlohmann::json) and the JSON text helpers.
-#include "ppsim/viz/chrome_trace.hpp"
 #include "ppsim/io/json_text.hpp"
+#include "ppsim/viz/chrome_trace.hpp"
 
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/metrics.hpp"
 #include "tests/viz/trace_rules.hpp"
 #include "tests/viz/viz_checks.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>

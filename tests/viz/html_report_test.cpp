@@ -2,9 +2,9 @@
 // static table for readers without JavaScript, escaping, determinism.
 #include "ppsim/viz/html_report.hpp"
 
-#include "tests/viz/viz_checks.hpp"
 #include "ppsim/viz/page_assets.hpp"
 #include "ppsim/viz/report_data.hpp"
+#include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

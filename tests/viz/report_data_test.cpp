@@ -4,9 +4,9 @@
 
 #include "ppsim/run/compare.hpp"
 #include "ppsim/sim/metrics.hpp"
-#include "tests/viz/viz_checks.hpp"
 #include "ppsim/viz/metrics_json.hpp"
 #include "ppsim/viz/svg.hpp"
+#include "tests/viz/viz_checks.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,10 +1,10 @@
 // Helpers shared by the drawing and report tests: a simulated run, text lines, approved goldens.
 #pragma once
 
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/run.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 

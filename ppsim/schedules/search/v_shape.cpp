@@ -1,8 +1,8 @@
 // V-shape schedules on two chunks per device: ZB-V (Qi et al., ICLR 2024, sec. 6) and V-Half /
 // V-Min (Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024).
-#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/detail/generators.hpp"
 #include "ppsim/schedules/detail/in_flight.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/search/detail/zb_auto.hpp"
 #include "ppsim/schedules/search/detail/zbv_greedy.hpp"
 #include "ppsim/sim/errors.hpp"

@@ -1,9 +1,9 @@
 // The automatic zero-bubble scheduler (zb-auto, zb-1p, zb-2p): the authors' heuristic at every
 // memory limit up to the requested one, ppsim's variants of its rules and the handcrafted
 // schedules of the placement, the best kept (Qi et al., ICLR 2024, sec. 3.1).
-#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/detail/generators.hpp"
 #include "ppsim/schedules/detail/in_flight.hpp"
+#include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/search/detail/search.hpp"
 #include "ppsim/schedules/search/detail/zb_auto.hpp"
 #include "ppsim/schedules/search/detail/zb_greedy.hpp"

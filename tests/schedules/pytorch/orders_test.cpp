@@ -1,11 +1,11 @@
 // Tests against PyTorch's generated orders (data/golden/pytorch/): the PyTorch-named generators
 // token for token, idle slots included, and ppsim's own schedules where they mean the same.
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/io/schedule_file.hpp"
 #include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/validate.hpp"
-#include "ppsim/io/cost_file.hpp"
 #include "tests/schedules/schedule_checks.hpp"
 
 #include <algorithm>

@@ -1,13 +1,13 @@
 // Tests of the V-shape schedules: zb-v, v-half, v-min.
-#include "ppsim/schedules/search/detail/zbv_greedy.hpp"
+#include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
+#include "ppsim/schedules/search/detail/zbv_greedy.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/metrics.hpp"
 #include "ppsim/sim/run.hpp"
 #include "ppsim/sim/validate.hpp"
 #include "tests/schedules/schedule_checks.hpp"
-#include "ppsim/io/cost_file.hpp"
 
 #include <catch2/catch.hpp>
 

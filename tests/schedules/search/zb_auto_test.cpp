@@ -1,10 +1,10 @@
 // Tests of the automatic zero-bubble scheduler: the authors' heuristic (detail/zb_greedy.hpp)
 // against their own results, and zb-auto, zb-1p, zb-2p on top of it.
 #include "ppsim/io/cost_file.hpp"
+#include "ppsim/schedules/registry.hpp"
 #include "ppsim/schedules/search/bound.hpp"
 #include "ppsim/schedules/search/detail/zb_auto.hpp"
 #include "ppsim/schedules/search/detail/zb_greedy.hpp"
-#include "ppsim/schedules/registry.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/sim/metrics.hpp"

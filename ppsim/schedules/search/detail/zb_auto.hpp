@@ -2,8 +2,8 @@
 // and its tests: which candidates it weighs, and how many threads weigh them.
 #pragma once
 
-#include "ppsim/schedules/search/detail/search.hpp"
 #include "ppsim/schedules/registry.hpp"
+#include "ppsim/schedules/search/detail/search.hpp"
 #include "ppsim/sim/cost_model.hpp"
 #include "ppsim/sim/schedule.hpp"
 
