@@ -292,6 +292,15 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
                                   : ", " + it->address,
                               it->pid);
       }
+      const std::vector<int> pipe = exec::broken_pipe_ranks(report);
+      const std::vector<int> named = exec::lost_ranks(report, roster);
+      if (!pipe.empty() && pipe != named) {
+        std::string which;
+        for (const int r : pipe) which += fmt::format("{}{}", which.empty() ? "" : ", ", r);
+        lost += fmt::format(" (rank{} {} died of a broken pipe: the other end of a connection was "
+                            "lost)",
+                            pipe.size() > 1 ? "s" : "", which);
+      }
       if (lost.empty() && exec::daemon_lost_after_start(report, roster, schedule.devices))
         lost = fmt::format("; lost: a host, after every rank had started (mpirun says only that "
                            "a daemon failed; the ranks ran on {})",

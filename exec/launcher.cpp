@@ -206,6 +206,33 @@ std::optional<RankPlace> parse_roster_line(std::string_view line) {
   return p;
 }
 
+namespace {
+
+// Each `process rank N ...` line of the report: fn(rank, whether it died of a broken pipe).
+template <class Fn> void for_each_process_rank(const std::string& text, Fn&& fn) {
+  static const std::regex rank_pattern("process rank (\\d+)([^\\n]*)");
+  for (std::sregex_iterator it(text.begin(), text.end(), rank_pattern), end; it != end; ++it)
+    if ((*it)[1].length() < 9)
+      fn(static_cast<int>(parse_integer((*it)[1].str(), "lost rank", 0, 99'999'999)),
+         (*it)[2].str().find("on signal 13 ") != std::string::npos);
+}
+
+void sort_unique(std::vector<int>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+} // namespace
+
+std::vector<int> broken_pipe_ranks(std::string_view report) {
+  std::vector<int> out;
+  for_each_process_rank(std::string(report), [&](int rank, bool pipe) {
+    if (pipe) out.push_back(rank);
+  });
+  sort_unique(out);
+  return out;
+}
+
 std::vector<int> lost_ranks(std::string_view report, const std::vector<RankPlace>& roster) {
   std::vector<int> lost;
   const auto on_host = [&](const std::string& name) {
@@ -213,21 +240,34 @@ std::vector<int> lost_ranks(std::string_view report, const std::vector<RankPlace
       if (name == p.host || name == p.address) lost.push_back(p.rank);
   };
   const std::string text(report);
-  static const std::regex rank_pattern("process rank (\\d+)");
   // A peer that disconnected, a daemon lost, or a peer a surviving rank could no longer connect
   // to (Open MPI 4.1's "failed to TCP connect to a peer MPI process ... connect() to
   // 10.77.0.2:1026 failed", printed when a host dies before its daemon's loss is reported).
   static const std::regex host_pattern(
       "Peer host: *(\\S+)|Remote daemon:[^\\n]* on node (\\S+)|"
       "connect\\(\\) to ([^\\s:]+):\\d+ failed");
-  for (std::sregex_iterator it(text.begin(), text.end(), rank_pattern), end; it != end; ++it)
-    if ((*it)[1].length() < 9)
-      lost.push_back(static_cast<int>(parse_integer((*it)[1].str(), "lost rank", 0, 99'999'999)));
+  std::vector<int> pipe;
+  for_each_process_rank(text, [&](int rank, bool broken_pipe) {
+    (broken_pipe ? pipe : lost).push_back(rank);
+  });
   for (std::sregex_iterator it(text.begin(), text.end(), host_pattern), end; it != end; ++it)
     for (std::size_t g = 1; g <= 3; ++g)
       if ((*it)[g].matched) on_host((*it)[g].str());
-  std::sort(lost.begin(), lost.end());
-  lost.erase(std::unique(lost.begin(), lost.end()), lost.end());
+  sort_unique(pipe);
+  // NOTE: a broken pipe is the survivor's side of a lost connection (Open MPI 4.1 over TCP, a
+  // host killed mid-run: mpirun then names only rank 0, on the host that lived)
+  std::erase_if(lost, [&](int r) { return std::binary_search(pipe.begin(), pipe.end(), r); });
+  if (lost.empty() && !pipe.empty()) {
+    std::vector<std::string> pipe_hosts;
+    for (const RankPlace& p : roster)
+      if (std::binary_search(pipe.begin(), pipe.end(), p.rank)) pipe_hosts.push_back(p.host);
+    for (const RankPlace& p : roster)
+      if (!std::binary_search(pipe.begin(), pipe.end(), p.rank) &&
+          std::find(pipe_hosts.begin(), pipe_hosts.end(), p.host) == pipe_hosts.end())
+        lost.push_back(p.rank);
+    if (lost.empty()) lost = pipe;  // nowhere else it could have been: say what mpirun says
+  }
+  sort_unique(lost);
   return lost;
 }
 

@@ -51,9 +51,15 @@ struct RankPlace {
 
 /// The ranks an Open MPI failure report says were lost: `process rank N` (one process), and
 /// every rank on a host named as the peer that disconnected (`Peer host: X`) or whose daemon
-/// was lost (`Remote daemon: ... on node X`), by host name or address. Sorted, unique.
+/// was lost (`Remote daemon: ... on node X`), by host name or address. A rank that died of a
+/// broken pipe (signal 13) wrote to a peer that was gone: it is not counted lost, and when it is
+/// all the report names, the lost are the ranks of the roster on the other hosts (where the
+/// peer was). Sorted, unique.
 [[nodiscard]] std::vector<int> lost_ranks(std::string_view report,
                                           const std::vector<RankPlace>& roster);
+/// The ranks the report says died of a broken pipe (`process rank N ... exited on signal 13`).
+/// Sorted, unique.
+[[nodiscard]] std::vector<int> broken_pipe_ranks(std::string_view report);
 /// Whether the report is Open MPI's "unable to reliably start one or more daemons" although
 /// every rank had started (the roster holds all `ranks`): a host lost mid-run whose launch agent
 /// (ssh) ended before its daemon's connection did. The report then names no host.

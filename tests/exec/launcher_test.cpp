@@ -156,6 +156,29 @@ TEST_CASE("Open MPI's failure reports name the lost ranks", "[exec][robust]") {
   CHECK(lost_ranks("nothing to see", roster).empty());
 }
 
+TEST_CASE("A rank that died of a broken pipe was not lost: the ranks on the other hosts were",
+          "[exec][robust]") {
+  const std::vector<RankPlace> roster{{0, "h1", "10.77.0.1", 100}, {1, "h2", "10.77.0.2", 200},
+                                      {2, "h2", "10.77.0.2", 201}};
+  // Open MPI 4.1 over TCP, host h2 killed mid-run (the namespace test): mpirun names only the
+  // survivor, which wrote to the dead connection.
+  const std::string pipe = "mpirun noticed that process rank 0 with PID 100 on node 10.77.0.1 "
+                           "exited on signal 13 (Broken pipe).";
+  CHECK(broken_pipe_ranks(pipe) == std::vector<int>{0});
+  CHECK(lost_ranks(pipe, roster) == std::vector<int>{1, 2});
+  // With the peer named as well, that is what was lost; the broken pipe is not.
+  const std::string both = pipe + "\n  Peer host:  10.77.0.2\n";
+  CHECK(lost_ranks(both, roster) == std::vector<int>{1, 2});
+  // Every rank on the survivor's host: nowhere else to look, so mpirun's word stands.
+  CHECK(lost_ranks(pipe, {{0, "h1", "10.77.0.1", 100}, {1, "h1", "10.77.0.1", 101}}) ==
+        std::vector<int>{0});
+  // Other signals, and signal 130, are the rank's own end.
+  const std::string killed =
+      "mpirun noticed that process rank 2 with PID 201 on node h2 exited on signal 9 (Killed).";
+  CHECK(broken_pipe_ranks(killed).empty());
+  CHECK(broken_pipe_ranks("process rank 1 with PID 2 on node h exited on signal 130 (x).").empty());
+}
+
 TEST_CASE("A daemon that failed after every rank started is a host lost mid-run", "[exec][robust]") {
   const std::vector<RankPlace> roster{{1, "h2", "10.77.0.2", 200}, {0, "h1", "10.77.0.1", 100},
                                       {2, "h2", "10.77.0.2", 201}};
