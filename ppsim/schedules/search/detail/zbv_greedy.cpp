@@ -28,26 +28,70 @@ int chunk_of(int k) {
   return k % 2;
 }
 
+/// What every V pass keeps of one device while it places tasks.
+struct VDevice {
+  std::array<int, kVKinds> count{}; ///< tasks placed per kind: the next one's micro-batch
+  Ticks cur{0};                     ///< when its last task ends
+  Ticks first_start{-1};
+  double mem{0};
+  std::vector<std::uint8_t> pending; ///< chunks of the B whose W is still to place, FIFO
+  std::size_t pending_head{0};
+  Ticks work{0};     ///< the durations of all its tasks
+  double reserve{0}; ///< room an F leaves for one B's raise (reserve_b)
+
+  [[nodiscard]] bool has_pending() const { return pending_head < pending.size(); }
+  /// The chunk of the next W to place.
+  [[nodiscard]] int next_w_chunk() const { return pending[pending_head]; }
+  /// Kind k of micro-batch count[k] is placed: a B leaves its W to place, a W takes it.
+  void count_placed(int k) {
+    if (cat_of(k) == 1)
+      pending.push_back(static_cast<std::uint8_t>(chunk_of(k)));
+    else if (cat_of(k) == 2)
+      ++pending_head;
+    ++count[ix(k)];
+  }
+};
+
+/// The devices of a pass on `pb` and the run they fill, set up alike: each device's work and
+/// reserve, the run's orders, bubbles and placement sequence sized for every task.
+template <class Device>
+std::vector<Device> v_devices(const VProblem& pb, bool reserve_b, VRun& run) {
+  const int p = pb.devices, m = pb.microbatches;
+  std::vector<Device> dev(ix(p));
+  run.order.resize(ix(p));
+  run.bubble.assign(ix(p), 0);
+  run.sequence.reserve(6 * ix(p) * ix(m));
+  for (int d = 0; d < p; ++d) {
+    VDevice& s = dev[ix(d)];
+    run.order[ix(d)].reserve(6 * ix(m));
+    s.pending.reserve(2 * ix(m));
+    for (int k = 0; k < kVKinds; ++k)
+      s.work += pb.duration[ix(d)][ix(k)] * m;
+    if (reserve_b)
+      s.reserve = std::max({0.0, pb.memory[ix(d)][kB0], pb.memory[ix(d)][kB1]});
+  }
+  return dev;
+}
+
+/// A finished pass's (cost, sum of spans): each device's span from its first start to its end.
+template <class Device> Score v_score(const std::vector<Device>& dev) {
+  Ticks cost = 0, spans = 0;
+  for (const VDevice& s : dev) {
+    const Ticks span = s.cur - s.first_start;
+    cost = std::max(cost, span);
+    spans += span;
+  }
+  return Score{cost, spans};
+}
+
 /// One greedy pass (the authors' try_v_schedule without its recursion).
 class Pass {
 public:
   Pass(const VProblem& pb, double cap, const ZbvOptions& o, const std::vector<Ticks>* approved,
        Ticks abort_at, WorkBudget* budget = nullptr)
       : pb_(pb), p_(pb.devices), m_(pb.microbatches), cap_(cap), o_(o), approved_(approved),
-        abort_at_(abort_at), budget_(budget), dev_(ix(pb.devices)),
+        abort_at_(abort_at), budget_(budget), dev_(v_devices<Device>(pb, o.reserve_b, run_)),
         ends_(4 * ix(pb.devices) * ix(pb.microbatches), 0) {
-    run_.order.resize(ix(p_));
-    run_.bubble.assign(ix(p_), 0);
-    for (int d = 0; d < p_; ++d) {
-      Device& s = dev_[ix(d)];
-      run_.order[ix(d)].reserve(6 * ix(m_));
-      s.pending.reserve(2 * ix(m_));
-      for (int k = 0; k < kVKinds; ++k)
-        s.work += pb.duration[ix(d)][ix(k)] * m_;
-      if (o.reserve_b)
-        s.reserve = std::max({0.0, pb.memory[ix(d)][kB0], pb.memory[ix(d)][kB1]});
-    }
-    run_.sequence.reserve(6 * ix(p_) * ix(m_));
     if (approved_ != nullptr && !approved_->empty())
       max_approved_ = *std::max_element(approved_->begin(), approved_->end());
   }
@@ -58,13 +102,7 @@ public:
       used_.adaptive = true; // a failure is never what the other mode does
       return std::nullopt;
     }
-    Ticks cost = 0, spans = 0;
-    for (const Device& s : dev_) {
-      const Ticks span = s.cur - s.first_start;
-      cost = std::max(cost, span);
-      spans += span;
-    }
-    run_.score = Score{cost, spans};
+    run_.score = v_score(dev_);
     run_.max_bubble = max_bubble_;
     return std::move(run_);
   }
@@ -87,16 +125,7 @@ private:
     return true;
   }
 
-  struct Device {
-    std::array<int, kVKinds> count{};
-    Ticks cur{0};
-    Ticks first_start{-1};
-    double mem{0};
-    std::vector<std::uint8_t> pending; ///< chunks of the B whose W is still to place, FIFO
-    std::size_t pending_head{0};
-    Ticks work{0};     ///< the durations of all its tasks
-    double reserve{0}; ///< room an F leaves for one B's raise (reserve_b)
-  };
+  using Device = VDevice;
 
   // -- memory tests: each one narrows the range of caps that take the same decisions
   bool fits(double x) {
@@ -116,7 +145,7 @@ private:
 
   Ticks& end_of(int k, int d, int j) { return ends_[(ix(k) * ix(p_) + ix(d)) * ix(m_) + ix(j)]; }
   bool placed(int k, int d, int j) const { return dev_[ix(d)].count[ix(k)] > j; }
-  bool has_pending(int d) const { return dev_[ix(d)].pending_head < dev_[ix(d)].pending.size(); }
+  bool has_pending(int d) const { return dev_[ix(d)].has_pending(); }
   bool all_placed(int k, int d) const { return dev_[ix(d)].count[ix(k)] >= m_; }
 
   /// The cross-device producer of a task of kind k on device d: chunk 0 comes from d - 1,
@@ -180,19 +209,15 @@ private:
       end_of(k, d, j) = end;
     s.cur = end;
     run_.place(d, k, j, s.mem, pb_.memory[ix(d)][ix(k)]);
-    if (cat_of(k) == 1)
-      s.pending.push_back(static_cast<std::uint8_t>(chunk_of(k)));
-    ++s.count[ix(k)];
+    s.count_placed(k);
     ++placed_;
     return true;
   }
 
   bool put_w(int d) {
-    Device& s = dev_[ix(d)];
     if (!has_pending(d))
       return false;
-    const int chunk = s.pending[s.pending_head++];
-    return put(kW0 + chunk, d);
+    return put(kW0 + dev_[ix(d)].next_w_chunk(), d);
   }
 
   /// Places W until the next task of kind k fits on device d. False when no W is left to
@@ -206,7 +231,7 @@ private:
 
   Ticks next_w_duration(int d) const {
     const Device& s = dev_[ix(d)];
-    return pb_.duration[ix(d)][ix(kW0 + s.pending[s.pending_head])];
+    return pb_.duration[ix(d)][ix(kW0 + s.next_w_chunk())];
   }
 
   /// The bubble device d may still accept: the worst device's so far, or the previous pass's
@@ -444,6 +469,7 @@ private:
   Ticks abort_at_;
   WorkBudget* budget_;
   Ticks max_approved_{0};
+  VRun run_; ///< before dev_, which v_devices sets up with it
   std::vector<Device> dev_;
   std::vector<Ticks> ends_; ///< end of F0, F1, B0, B1 of [kind][device][micro-batch]
   std::vector<int> choice_;
@@ -451,7 +477,6 @@ private:
   Ticks max_bubble_{0};
   LimitRange valid_;
   VKnobsUsed used_;
-  VRun run_;
 };
 
 LimitRange intersect(const LimitRange& a, const LimitRange& b) {
@@ -755,20 +780,9 @@ class ListPass {
 public:
   ListPass(const VProblem& pb, double cap, const VListOptions& o, Ticks abort_at)
       : pb_(pb), p_(pb.devices), m_(pb.microbatches), cap_(cap), o_(o), abort_at_(abort_at),
-        dev_(ix(pb.devices)), ends_(4 * ix(pb.devices) * ix(pb.microbatches), -1),
-        wakes_(pb.devices) {
+        dev_(v_devices<Device>(pb, o.reserve_b, run_)),
+        ends_(4 * ix(pb.devices) * ix(pb.microbatches), -1), wakes_(pb.devices) {
     for (int d = 0; d < p_; ++d) wakes_.set(d, 0);
-    run_.order.resize(ix(p_));
-    run_.bubble.assign(ix(p_), 0);
-    run_.sequence.reserve(6 * ix(p_) * ix(m_));
-    for (int d = 0; d < p_; ++d) {
-      Device& s = dev_[ix(d)];
-      run_.order[ix(d)].reserve(6 * ix(m_));
-      for (int k = 0; k < kVKinds; ++k)
-        s.work += pb.duration[ix(d)][ix(k)] * m_;
-      if (o.reserve_b)
-        s.reserve = std::max({0.0, pb.memory[ix(d)][kB0], pb.memory[ix(d)][kB1]});
-    }
   }
 
   std::optional<VRun> run() {
@@ -781,12 +795,7 @@ public:
       if (r < 0)
         return std::nullopt;
     }
-    Ticks cost = 0, spans = 0;
-    for (const Device& s : dev_) {
-      cost = std::max(cost, s.cur - s.first_start);
-      spans += s.cur - s.first_start;
-    }
-    run_.score = Score{cost, spans};
+    run_.score = v_score(dev_);
     run_.max_bubble = 0;
     for (const Ticks b : run_.bubble)
       run_.max_bubble = std::max(run_.max_bubble, b);
@@ -796,20 +805,12 @@ public:
 private:
   static constexpr Ticks kNever = std::numeric_limits<Ticks>::max();
 
-  struct Device {
-    std::array<int, kVKinds> count{};
-    Ticks cur{0};
-    Ticks wake{0};
-    Ticks first_start{-1};
-    double mem{0};
-    std::vector<std::uint8_t> pending;
-    std::size_t pending_head{0};
-    Ticks work{0};
-    double reserve{0};
+  struct Device : VDevice {
+    Ticks wake{0}; ///< when it looks again
   };
 
   Ticks& end_of(int k, int d, int j) { return ends_[(ix(k) * ix(p_) + ix(d)) * ix(m_) + ix(j)]; }
-  bool has_pending(int d) const { return dev_[ix(d)].pending_head < dev_[ix(d)].pending.size(); }
+  bool has_pending(int d) const { return dev_[ix(d)].has_pending(); }
 
   /// When the next task of kind k on device d can start (its inputs' arrival), kNever when an
   /// input is not placed yet, -1 when no such task is left or its same-device input is missing.
@@ -844,11 +845,7 @@ private:
     s.cur = end;
     wake(d, end);
     run_.place(d, k, j, s.mem, pb_.memory[ix(d)][ix(k)]);
-    if (cat_of(k) == 1)
-      s.pending.push_back(static_cast<std::uint8_t>(chunk_of(k)));
-    if (cat_of(k) == 2)
-      ++s.pending_head;
-    ++s.count[ix(k)];
+    s.count_placed(k);
     ++placed_;
     // news for the device that consumes it: it looks again from now on
     if (const int to = cat_of(k) == 2 ? -1 : chunk_of(k) == 0 ? d + 1 : d - 1; to >= 0 && to < p_)
@@ -880,7 +877,7 @@ private:
       return failed_ ? -1 : 1;
     }
     if (best_b >= 0 && has_pending(d)) { // B raises memory (M_W > M_B): make room first
-      place(kW0 + s.pending[s.pending_head], d, t);
+      place(kW0 + s.next_w_chunk(), d, t);
       return failed_ ? -1 : 1;
     }
     // a forward that fits, leaving room for a backward's raise
@@ -909,9 +906,9 @@ private:
     }
     // a W into the wait (or to make room)
     if (has_pending(d)) {
-      const Ticks w = pb_.duration[ix(d)][ix(kW0 + s.pending[s.pending_head])];
+      const Ticks w = pb_.duration[ix(d)][ix(kW0 + s.next_w_chunk())];
       if (blocked || next == kNever || o_.eager_w || next - t >= w) {
-        place(kW0 + s.pending[s.pending_head], d, t);
+        place(kW0 + s.next_w_chunk(), d, t);
         return failed_ ? -1 : 1;
       }
     }
@@ -930,12 +927,12 @@ private:
   double cap_;
   VListOptions o_;
   Ticks abort_at_;
+  VRun run_; ///< before dev_, which v_devices sets up with it
   std::vector<Device> dev_;
   std::vector<Ticks> ends_;
   WakeQueue wakes_;
   std::size_t placed_{0};
   bool failed_{false};
-  VRun run_;
 };
 
 } // namespace
