@@ -281,7 +281,8 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
           rc == kExitInfeasible || rc == kExitExecutionFailed)
         return rc;  // the ranks reported why
       std::string lost;
-      for (const int r : exec::lost_ranks(report, roster)) {
+      const std::vector<int> named = exec::lost_ranks(report, roster);
+      for (const int r : named) {
         const auto it = std::find_if(roster.begin(), roster.end(),
                                      [r](const exec::RankPlace& p) { return p.rank == r; });
         lost += fmt::format("{}rank {}", lost.empty() ? "; lost: " : ", ", r);
@@ -293,7 +294,6 @@ void add_execute_command(CLI::App& app, Io io, Action& action) {
                               it->pid);
       }
       const std::vector<int> pipe = exec::broken_pipe_ranks(report);
-      const std::vector<int> named = exec::lost_ranks(report, roster);
       if (!pipe.empty() && pipe != named) {
         std::string which;
         for (const int r : pipe) which += fmt::format("{}{}", which.empty() ? "" : ", ", r);

@@ -38,6 +38,13 @@ case "$flags" in *"$prefix"*) ;; *) fail "pkg-config's flags do not name the pre
 c++ -o "$work/pc-consumer" "$src/tests/package/consumer/main.cpp" $flags ||
   fail "a consumer does not build with pkg-config's flags: $flags"
 [ "$("$work/pc-consumer")" = 54 ] || fail "the pkg-config consumer does not print 54"
+# The README's consumer (its Installing section's C++ block) builds and prints what it says.
+awk '/^## Installing/ { s = 1 } s && /^```cpp$/ { c = 1; next } c && /^```$/ { exit } c' \
+  "$src/README.md" >"$work/readme.cpp"
+grep -q 'ppsim/ppsim.hpp' "$work/readme.cpp" || fail "no C++ consumer in the README's Installing section"
+# shellcheck disable=SC2086
+c++ -o "$work/readme-consumer" "$work/readme.cpp" $flags || fail "the README's consumer does not build"
+[ "$("$work/readme-consumer")" = 54 ] || fail "the README's consumer does not print 54"
 # Every installed header stands on its own with the prefix's include folder alone (so none
 # reaches a private header or the source tree), two compilers at a time.
 find "$prefix/include" -name '*.hpp' | sort >"$work/headers"

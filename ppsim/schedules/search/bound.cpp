@@ -51,6 +51,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace ppsim {
@@ -441,15 +442,15 @@ private:
                                     costs_.memory_delta(Kind::F, st),
                                     -costs_.memory_delta(Kind::W, st), fused, mem_limit_);
     }
-    const Ticks idle_span = head_[ix(d)] != kInf && tail_[ix(d)] != kInf ? idle_bound(d, db) : 0;
+    const Ticks idle_span =
+        head_[ix(d)] != kInf && tail_[ix(d)] != kInf ? idle_bound(d, stages, db) : 0;
     db.span = std::max({idle_span, db.busy, db.chain, db.through, db.in_flight});
     return db;
   }
 
   // Facts 1-4: the busy time and the idle at both ends no order avoids, the least of cases A
   // and B; sets db's head and tail idle.
-  [[nodiscard]] Ticks idle_bound(int d, DeviceBound& db) const {
-    const auto stages = topo_.device_stages(d);
+  [[nodiscard]] Ticks idle_bound(int d, std::span<const int> stages, DeviceBound& db) const {
     std::vector<Item> forwards, pending;
     Ticks f_work = 0;
     double f_memory = 0;
