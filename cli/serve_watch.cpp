@@ -139,9 +139,10 @@ void ConnectionWatch::loop() {
       struct stat st {};
       // the descriptor may have been closed and reused: cut only the same socket
       if (::fstat(c->fd, &st) != 0 || static_cast<std::uint64_t>(st.st_ino) != c->inode) continue;
-      ::shutdown(c->fd, SHUT_RDWR);
+      // counted before the cut: whoever sees the socket close sees the count that says why
       c->cut = true;
       ++cuts_;
+      ::shutdown(c->fd, SHUT_RDWR);
     }
   }
 }
