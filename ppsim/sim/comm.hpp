@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ppsim/sim/cost_model.hpp"
+#include "ppsim/sim/link.hpp"
 #include "ppsim/sim/task.hpp"
 
 #include <cstdint>
@@ -17,26 +18,9 @@ namespace ppsim {
 /// stream is busy until the message is delivered, before its next task starts.
 enum class CommMode : std::uint8_t { Async, Blocking };
 
-/// None (default): messages never wait for one another. Duplex: each directed device pair
-/// carries one message at a time, first sent first served; the two directions are independent.
-enum class Contention : std::uint8_t { None, Duplex };
-
 /// The names the options take (io/comm_text parses them back).
 [[nodiscard]] std::string_view comm_mode_name(CommMode mode);
 [[nodiscard]] std::string_view contention_name(Contention contention);
-
-/// The link between devices (`--link latency=MS,bandwidth=GB/s,contention=none|duplex`).
-/// With latency or bandwidth given, a message takes latency + bytes / bandwidth (the bytes of
-/// the activation or gradient it carries, StageCosts::act_bytes / grad_bytes); otherwise it
-/// takes the cost model's plain per-edge `comm`.
-struct LinkModel {
-  bool sized{false}; ///< latency + bytes / bandwidth instead of comm
-  Ticks latency{0};
-  double bandwidth{0}; ///< GB/s (= bytes per ns); 0 = unlimited
-  Contention contention{Contention::None};
-
-  friend bool operator==(const LinkModel&, const LinkModel&) = default;
-};
 
 /// The communication options of a run; the default is exactly the simulator's original model.
 struct CommOptions {
