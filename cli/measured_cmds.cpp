@@ -112,7 +112,7 @@ int run_diff(const DiffCmd& o, Io io) {
   DiffOptions d;
   d.straggler_factor = o.straggler;
   d.sender_progress = o.sender_progress;
-  d.comm = comm_options(o.run);
+  d.comm = with_cost_link(comm_options(o.run), costs);
   const DiffReport r = diff_measured(m, costs, d);
   if (!o.trace.empty())
     write_file_atomically(o.trace, [&](std::ostream& f) { write_diff_trace(f, r); });

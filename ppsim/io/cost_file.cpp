@@ -89,6 +89,29 @@ CostSpec parse_costs(std::string_view text) {
 
 using detail::JsonReader;
 
+namespace {
+
+// `"link": {"latency": 0.01, "bandwidth": 12}`: ms and GB/s, as --link takes them; either key
+// sizes the messages.
+LinkModel read_link(const JsonReader& r, const json& v, const std::string& at) {
+  LinkModel link;
+  link.sized = true;
+  const detail::Field fields[] = {
+      {"latency", false, "", [&](const json& x, const std::string& p) { link.latency = r.ms(x, p); }},
+      {"bandwidth", false, "",
+       [&](const json& x, const std::string& p) {
+         link.bandwidth = r.number(x, p);
+         if (!(link.bandwidth > 0)) r.fail(p, "expected a bandwidth > 0 (GB/s)");
+       }},
+  };
+  const detail::FieldsSeen seen = detail::read_fields(r, v, at, fields);
+  if (!seen.has("latency") && !seen.has("bandwidth"))
+    r.fail(at, "a link needs latency (ms), bandwidth (GB/s) or both");
+  return link;
+}
+
+} // namespace
+
 CostSpec parse_cost_json(std::string_view text, std::string_view where) {
   const json doc = detail::parse_document(text, where);
   const JsonReader r{where};
@@ -155,6 +178,7 @@ CostSpec parse_cost_json(std::string_view text, std::string_view where) {
          for (std::size_t i = 0; i < v.size(); ++i) read_stage(v[i], fmt::format("{}/{}", at, i));
        }},
       {"comm", false, "", [&](const json& v, const std::string& at) { spec.comm = r.ms(v, at); }},
+      {"link", false, "", [&](const json& v, const std::string& at) { spec.link = read_link(r, v, at); }},
       {"copy", false, "", [&](const json& v, const std::string& at) { spec.copy = r.ms(v, at); }},
       {"memory_unit_bytes", false, "",
        [&](const json& v, const std::string& at) {
@@ -181,6 +205,12 @@ nlohmann::ordered_json detail::cost_spec_document(const CostSpec& spec,
   if (!description.empty()) doc["description"] = description;
   if (spec.memory_unit_bytes > 0) doc["memory_unit_bytes"] = spec.memory_unit_bytes;
   doc["comm"] = ticks_to_ms(spec.comm);
+  if (spec.link.sized) {
+    nlohmann::ordered_json link;
+    link["latency"] = ticks_to_ms(spec.link.latency);
+    if (spec.link.bandwidth > 0) link["bandwidth"] = spec.link.bandwidth;
+    doc["link"] = std::move(link);
+  }
   if (spec.copy >= 0) doc["copy"] = ticks_to_ms(spec.copy);
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const StageCosts& c : spec.stages) {

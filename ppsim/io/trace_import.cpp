@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <streambuf>
+#include <tuple>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -187,7 +188,82 @@ struct NameMatch {
   Task task;
   int chunk{-1};  ///< a --map's chunk: the stage is chunk * ranks + rank
   bool stage_given{true};
+  /// A comm action that sends (`PP:1SEND_F3`): what, from which stage, of which micro-batch.
+  std::optional<MeasuredMessage> send;
 };
+
+// Reads a run of digits at `at` into `v` (at most `hi`), moving `at` past it.
+bool read_index(std::string_view s, std::size_t& at, int hi, int& v) {
+  const char* b = s.data() + at;
+  const auto [p, ec] = std::from_chars(b, s.data() + s.size(), v);
+  if (ec != std::errc{} || p == b || v < 0 || v > hi) return false;
+  at += static_cast<std::size_t>(p - b);
+  return true;
+}
+
+// PyTorch's send actions, `1SEND_F3` and `1SEND_B3` (stage, what, micro-batch).
+std::optional<MeasuredMessage> pytorch_send(std::string_view body) {
+  MeasuredMessage msg;
+  std::size_t at = 0;
+  if (!read_index(body, at, limits::kMaxDevices * 64, msg.stage)) return std::nullopt;
+  const std::string_view rest = body.substr(at);
+  if (rest.starts_with("SEND_F")) msg.part = Kind::F;
+  else if (rest.starts_with("SEND_B")) msg.part = Kind::B;
+  else return std::nullopt;
+  at += 6;
+  if (!read_index(body, at, limits::kMaxMicrobatches - 1, msg.microbatch) || at != body.size())
+    return std::nullopt;
+  return msg;
+}
+
+// A ppsim trace's message slice, `F3 -> stage 2` (`.cN` with chunks, `.sK` with slices): the
+// message and its slice (-1 = none). The producer is the stage before (F) or after (B) it.
+std::optional<std::pair<MeasuredMessage, int>> ppsim_message(std::string_view name) {
+  MeasuredMessage msg;
+  std::size_t at = 0;
+  if (name.starts_with("BW")) {
+    msg.part = Kind::B;
+    at = 2;
+  } else if (name.starts_with("F") || name.starts_with("B")) {
+    msg.part = name[0] == 'F' ? Kind::F : Kind::B;
+    at = 1;
+  } else {
+    return std::nullopt;
+  }
+  int chunk = 0, slice = -1, to = 0;
+  if (!read_index(name, at, limits::kMaxMicrobatches - 1, msg.microbatch)) return std::nullopt;
+  if (name.substr(at).starts_with(".c") && !read_index(name, at += 2, limits::kMaxDevices, chunk))
+    return std::nullopt;
+  if (name.substr(at).starts_with(".s") &&
+      !read_index(name, at += 2, limits::kMaxSlices - 1, slice))
+    return std::nullopt;
+  constexpr std::string_view arrow = " -> stage ";
+  if (!name.substr(at).starts_with(arrow)) return std::nullopt;
+  at += arrow.size();
+  if (!read_index(name, at, limits::kMaxDevices * 64, to) || at != name.size()) return std::nullopt;
+  msg.stage = msg.part == Kind::F ? to - 1 : to + 1;
+  if (msg.stage < 0) return std::nullopt;
+  return std::pair{msg, slice};
+}
+
+// Bytes of one element of a tensor of Kineto's `dtype` (c10's ScalarType names, and the short
+// ones some communication libraries write); 0 when unknown.
+double dtype_bytes(std::string_view dtype) {
+  static constexpr std::pair<std::string_view, double> sizes[] = {
+      {"Float", 4},       {"float", 4},        {"float32", 4},       {"Double", 8},
+      {"double", 8},      {"float64", 8},      {"Half", 2},          {"half", 2},
+      {"float16", 2},     {"BFloat16", 2},     {"bfloat16", 2},      {"Long", 8},
+      {"int64", 8},       {"Int", 4},          {"int32", 4},         {"Short", 2},
+      {"int16", 2},       {"Char", 1},         {"int8", 1},          {"Byte", 1},
+      {"uint8", 1},       {"Bool", 1},         {"bool", 1},          {"ComplexHalf", 4},
+      {"ComplexFloat", 8}, {"ComplexDouble", 16}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1},
+      {"Float8_e4m3fnuz", 1}, {"Float8_e5m2fnuz", 1}, {"UInt16", 2},   {"UInt32", 4},
+      {"UInt64", 8},
+  };
+  for (const auto& [name, bytes] : sizes)
+    if (name == dtype) return bytes;
+  return 0;
+}
 
 int group_int(const std::smatch& m, int group, int hi, bool& ok) {
   if (group == 0) return -1;
@@ -243,6 +319,7 @@ private:
       }
       for (const char* comm : {"SEND_", "RECV_", "UNSHARD", "RESHARD", "REDUCE_GRAD"})
         if (body.find(comm) != std::string_view::npos) m.what = NameMatch::What::comm;
+      if (m.what == NameMatch::What::comm) m.send = pytorch_send(body);
       return m;
     }
     // ScheduleGPipe's ranges, one stage per rank.
@@ -289,12 +366,32 @@ struct RawSpan {
   long long pid{0};
 };
 
+// A communication call with its size (a record_param_comms range), or a PyTorch send action;
+// paired up per thread once the file is read.
+struct RawComm {
+  Ticks start{0};
+  Ticks end{0};
+  long long pid{0};
+  long long tid{0};
+  double bytes{0};
+};
+struct RawSend {
+  MeasuredMessage message;
+  Ticks start{0};
+  Ticks end{0};
+  long long pid{0};
+  long long tid{0};
+};
+
 struct ChromeFile {
   std::optional<int> rank;  ///< distributedInfo.rank
   bool ppsim{false};        ///< otherData.schema ppsim.trace/1, or ppsim's task args
   std::vector<RawAction> cpu;
   std::vector<RawAction> gpu;
   std::vector<RawSpan> spans;
+  std::vector<RawComm> sized;  ///< communication calls with their bytes
+  std::vector<RawSend> sends;  ///< PyTorch's send actions (CPU side)
+  std::vector<std::pair<MeasuredMessage, int>> ppsim_messages;  ///< with their slice
   NameCounts names;
   std::size_t comm_skipped{0};
   std::size_t kept{0};
@@ -325,6 +422,8 @@ public:
       else if (key_ == "tid") ev_.tid = text_id(s);
     } else if (depth_ == args_depth() && in_args_ && key_ == "task") {
       ev_.task = std::move(s);
+    } else if (depth_ == args_depth() && in_args_ && key_ == "dtype") {
+      ev_.dtype = std::move(s);
     } else if (depth_ == 2 && top_key_ == "otherData" && key_ == "schema") {
       if (s == "ppsim.trace/1") file_.ppsim = true;
     }
@@ -375,7 +474,9 @@ public:
 
 private:
   struct Event {
-    std::string name, cat, ph, task;
+    std::string name, cat, ph, task, dtype;
+    double nelems{-1};  ///< max(In, Out msg nelems) of a communication call; -1 = none
+    double bytes{-1};   ///< a ppsim message's args.bytes; -1 = none
     std::optional<Ticks> ts, dur;
     long long pid{0}, tid{0};
     int slice{-1};
@@ -412,6 +513,12 @@ private:
         (key_ == "pid" ? ev_.pid : ev_.tid) =
             std::isfinite(v) && std::abs(v) < 1e18 ? static_cast<long long>(v) : -1;
       }
+    } else if (depth_ == args_depth() && in_args_ &&
+               (key_ == "In msg nelems" || key_ == "Out msg nelems" || key_ == "bytes")) {
+      // a size out of range says nothing: the event is not taken as a message
+      if (!std::isfinite(v) || v < 0 || v > limits::kMaxMessageBytes) return true;
+      if (key_ == "bytes") ev_.bytes = v;
+      else ev_.nelems = std::max(ev_.nelems, v);
     } else if (depth_ == args_depth() && in_args_ && key_ == "slice") {
       if (v >= 0 && v < limits::kMaxSlices && v == std::floor(v)) ev_.slice = static_cast<int>(v);
       else error = fmt::format("event '{}': slice {} is out of range (0..{})", excerpt(ev_.name),
@@ -442,6 +549,21 @@ private:
     a.end = *ev_.ts + *ev_.dur;
     a.pid = ev_.pid;
     a.tid = ev_.tid;
+    // Sizes of messages: a ppsim message slice, or a communication call on the CPU (its GPU
+    // kernel carries the same sizes: counted once).
+    if (ev_.cat == "comm" && ev_.bytes >= 0 && ev_.tid != 0) {
+      if (const auto msg = ppsim_message(ev_.name); msg && file_.ppsim_messages.size() < kMaxSpans) {
+        file_.ppsim_messages.push_back(*msg);
+        file_.ppsim_messages.back().first.bytes = ev_.bytes;
+      }
+      return true;
+    }
+    if (ev_.nelems >= 0 && ev_.cat != "kernel") {
+      const double size = dtype_bytes(ev_.dtype);
+      if (size > 0 && file_.sized.size() < kMaxSpans)
+        file_.sized.push_back({a.start, a.end, a.pid, a.tid, std::min(ev_.nelems * size, limits::kMaxMessageBytes)});
+      return true;
+    }
     // ppsim's own traces: args.task on the compute thread, cat the kind.
     if (!ev_.task.empty() && ev_.tid == 0 && ev_.cat != "summary" && ev_.cat != "comm") {
       try {
@@ -463,7 +585,11 @@ private:
           ev_.cat != "gpu_memset")
         file_.names.add(ev_.name);
       return true;
-    case NameMatch::What::comm: ++file_.comm_skipped; return true;
+    case NameMatch::What::comm:
+      ++file_.comm_skipped;
+      if (m.send && ev_.cat != "gpu_user_annotation" && file_.sends.size() < kMaxSpans)
+        file_.sends.push_back({*m.send, a.start, a.end, a.pid, a.tid});
+      return true;
     case NameMatch::What::optimizer:
       if (ev_.cat == "gpu_user_annotation") return true;
       if (file_.spans.size() >= kMaxSpans) return true;
@@ -523,6 +649,40 @@ ChromeFile read_chrome(InputBuf& in, const std::string& where, NameMatcher& matc
   if (!ok || !sax.error.empty())
     throw ConfigError(fmt::format("{}: {}", where, sax.error.empty() ? "not valid JSON" : sax.error));
   return file;
+}
+
+// The sizes of a file's send actions: the bytes of the communication calls their thread made
+// inside them.
+std::vector<MeasuredMessage> sized_sends(ChromeFile& f) {
+  std::vector<MeasuredMessage> out;
+  if (f.sends.empty() || f.sized.empty()) return out;
+  const auto key = [](const RawComm& c) { return std::tuple(c.pid, c.tid, c.start); };
+  std::sort(f.sized.begin(), f.sized.end(),
+            [&](const RawComm& a, const RawComm& b) { return key(a) < key(b); });
+  for (const RawSend& s : f.sends) {
+    auto it = std::lower_bound(f.sized.begin(), f.sized.end(), std::tuple(s.pid, s.tid, s.start),
+                               [&](const RawComm& c, const auto& k) { return key(c) < k; });
+    double bytes = 0;
+    for (; it != f.sized.end() && it->pid == s.pid && it->tid == s.tid && it->start <= s.end; ++it)
+      bytes += it->bytes;
+    if (bytes <= 0) continue;
+    MeasuredMessage m = s.message;
+    m.bytes = std::min(bytes, limits::kMaxMessageBytes);
+    out.push_back(m);
+  }
+  return out;
+}
+
+// One message per (part, stage, micro-batch): the first given (a trace of several iterations
+// repeats each), sorted.
+std::vector<MeasuredMessage> one_per_message(std::vector<MeasuredMessage> all) {
+  const auto key = [](const MeasuredMessage& m) { return std::tuple(m.part, m.stage, m.microbatch); };
+  std::stable_sort(all.begin(), all.end(),
+                   [&](const MeasuredMessage& a, const MeasuredMessage& b) { return key(a) < key(b); });
+  all.erase(std::unique(all.begin(), all.end(),
+                        [&](const MeasuredMessage& a, const MeasuredMessage& b) { return key(a) == key(b); }),
+            all.end());
+  return all;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -954,9 +1114,19 @@ ImportedTrace read_sources(const std::vector<Source>& sources, const ImportOptio
       re.spans = std::move(f.spans);
     }
   }
+  std::vector<MeasuredMessage> messages;
+  for (ChromeFile& f : files) {
+    for (const MeasuredMessage& m : sized_sends(f)) messages.push_back(m);
+    for (auto [m, slice] : f.ppsim_messages) {
+      if (slice >= slices || (slices > 1 && slice < 0)) continue;  // not of this run's units
+      if (slices > 1) m.microbatch = m.microbatch * slices + slice;
+      messages.push_back(m);
+    }
+  }
   ImportedTrace t = assemble(std::move(ranks), ppsim ? "ppsim" : "kineto", std::move(ordered), o);
   t.comm_actions_skipped = comm;
   t.slices = slices;
+  t.messages = one_per_message(std::move(messages));
   return t;
 }
 

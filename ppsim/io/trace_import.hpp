@@ -43,6 +43,18 @@ struct MeasuredSpan {
   Ticks end{0};
 };
 
+/// The size of one message, where the trace says it: PyTorch's `PP:1SEND_F3` range around the
+/// NCCL sends it issued (their `record_param_comms`: max(In, Out msg nelems) x the dtype's
+/// bytes, summed), or a ppsim trace's message slices (args.bytes).
+struct MeasuredMessage {
+  Kind part{Kind::F};  ///< F: an activation sent forward; B: an input gradient sent back
+  int stage{0};        ///< the stage that produced it
+  int microbatch{0};
+  double bytes{0};
+
+  friend bool operator==(const MeasuredMessage&, const MeasuredMessage&) = default;
+};
+
 /// `--map REGEX=KIND`: event names that match REGEX (the whole name, ECMAScript syntax) are
 /// actions of KIND (F, B, W, BW) or, for KIND `optimizer`, optimizer/synchronisation ranges.
 /// Named groups `(?<stage>\d+)`, `(?<mb>\d+)` (required for an action) and `(?<chunk>\d+)`
@@ -87,6 +99,9 @@ struct ImportedTrace {
   /// The ranges of the trace that are pipeline actions of PyTorch's communication
   /// (SEND_F, RECV_B, ...) or sharding, counted and left out.
   std::size_t comm_actions_skipped{0};
+  /// The messages whose sizes the trace gives, one per (part, stage, micro-batch) (the first
+  /// iteration's where several repeat it), sorted by those.
+  std::vector<MeasuredMessage> messages;
 };
 
 /// Reads every file (plain or .gz JSON, streamed: memory proportional to the actions kept,

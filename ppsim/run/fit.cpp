@@ -4,10 +4,16 @@
 
 #include "ppsim/io/detail/cost_document.hpp"
 #include "ppsim/run/detail/fit_document.hpp"
+#include "ppsim/io/numbers.hpp"
 #include "ppsim/run/detail/run_graph.hpp"
+#include "ppsim/sim/comm.hpp"
 
+#include <array>
+#include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 namespace ppsim {
 
@@ -22,12 +28,17 @@ using detail::RunGraph;
 
 namespace {
 
-// The waits that show a message's latency: the consumer's device idle before it, this message
+struct MessageWait {
+  Ticks gap{0};
+  Task producer;
+};
+
+// The waits that show a message's time: the consumer's device idle before it, this message
 // the last of its inputs to be ready.
-std::vector<Ticks> message_waits(const Run& r) {
+std::vector<MessageWait> message_waits(const Run& r) {
   const RunGraph g = run_graph(r.schedule, r.timeline);
   const auto& runs = r.timeline.runs;
-  std::vector<Ticks> waits;
+  std::vector<MessageWait> waits;
   for (std::size_t c = 0; c < runs.size(); ++c) {
     int last = kNoRun;
     for (const int q : g.needs[c])
@@ -36,9 +47,107 @@ std::vector<Ticks> message_waits(const Run& r) {
     const Ticks free = g.prev[c] == kNoRun ? 0 : runs[ix(g.prev[c])].end;
     if (runs[c].start <= free) continue;  // the device was busy: the wait says nothing
     const Ticks gap = runs[c].start - runs[ix(last)].end;
-    if (gap >= 0) waits.push_back(gap);
+    if (gap >= 0) waits.push_back({gap, runs[ix(last)].task});
   }
   return waits;
+}
+
+// The size of the message a producer sent: the trace's own, else its stage's act_bytes or
+// grad_bytes when the costs give them; 0 when unknown.
+class MessageSizes {
+public:
+  MessageSizes(const MeasuredRun& m) : run_(m.run) {
+    for (const MeasuredMessage& msg : m.messages)
+      sizes_.emplace(std::tuple(msg.part, msg.stage, msg.microbatch), msg.bytes);
+  }
+  [[nodiscard]] double of(const Task& producer) const {
+    const Kind part = producer.kind == Kind::F ? Kind::F : Kind::B;
+    if (const auto it = sizes_.find(std::tuple(part, producer.stage, producer.microbatch));
+        it != sizes_.end())
+      return it->second;
+    const StageCosts& c = run_.costs.stage[ix(producer.stage)];
+    return part == Kind::F ? c.act_bytes : c.grad_bytes;
+  }
+
+private:
+  const Run& run_;
+  std::map<std::tuple<Kind, int, int>, double> sizes_;
+};
+
+// wait = latency + bytes / bandwidth through the median wait of each size, weighted by its
+// samples.
+LinkFit fit_link(const std::vector<MessageWait>& waits, const MessageSizes& sizes) {
+  LinkFit fit;
+  std::map<double, std::vector<Ticks>> by_size;
+  for (const MessageWait& w : waits)
+    if (const double b = sizes.of(w.producer); b > 0) {
+      by_size[std::round(b)].push_back(w.gap);
+      ++fit.samples;
+    }
+  fit.sizes = static_cast<int>(by_size.size());
+  if (fit.samples == 0) {
+    fit.note = "no message of known size (a trace gives sizes in PyTorch's SEND ranges or "
+               "ppsim's message slices)";
+    return fit;
+  }
+  if (fit.sizes < 2) {
+    fit.note = fmt::format("every message is {}: latency and bandwidth cannot be told apart",
+                           human_bytes(by_size.begin()->first));
+    return fit;
+  }
+  double sw = 0, sx = 0, sy = 0;
+  std::vector<std::array<double, 3>> points;  // bytes, median wait, samples
+  for (const auto& [bytes, gaps] : by_size) {
+    const double n = static_cast<double>(gaps.size());
+    const double y = static_cast<double>(median_of(gaps));
+    points.push_back({bytes, y, n});
+    sw += n;
+    sx += n * bytes;
+    sy += n * y;
+  }
+  const double mx = sx / sw, my = sy / sw;
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y, n] : points) {
+    sxx += n * (x - mx) * (x - mx);
+    sxy += n * (x - mx) * (y - my);
+  }
+  double slope = sxy / sxx;  // ns per byte
+  double intercept = my - slope * mx;
+  if (intercept < 0) {  // a line through 0: latency 0
+    double num = 0, den = 0;
+    for (const auto& [x, y, n] : points) {
+      num += n * x * y;
+      den += n * x * x;
+    }
+    slope = num / den;
+    intercept = 0;
+  }
+  if (!(slope > 0)) {
+    fit.note = "the waits do not grow with the message size";
+    return fit;
+  }
+  fit.fitted = true;
+  fit.latency = static_cast<Ticks>(std::llround(intercept));
+  fit.bandwidth = 1.0 / slope;
+  std::vector<double> errors;
+  for (const MessageWait& w : waits)
+    if (const double b = sizes.of(w.producer); b > 0 && w.gap > 0)
+      errors.push_back(std::abs(intercept + b * slope - static_cast<double>(w.gap)) /
+                       static_cast<double>(w.gap));
+  if (!errors.empty()) fit.residual = median_of(errors);
+  return fit;
+}
+
+// Each stage's act_bytes and grad_bytes: the median sizes of the messages it sent.
+void stage_message_bytes(CostSpec& costs, const std::vector<MeasuredMessage>& messages) {
+  std::map<std::pair<int, Kind>, std::vector<double>> by;
+  for (const MeasuredMessage& m : messages) by[{m.stage, m.part}].push_back(m.bytes);
+  for (auto& [key, v] : by) {
+    const auto [stage, part] = key;
+    if (stage >= static_cast<int>(costs.stages.size())) continue;
+    (part == Kind::F ? costs.stages[ix(stage)].act_bytes : costs.stages[ix(stage)].grad_bytes) =
+        median_of(v);
+  }
 }
 
 } // namespace
@@ -97,16 +206,24 @@ CostFit fit_costs(const MeasuredRun& m) {
     fit.stages.push_back(sf);
   }
   fit.costs.memory_unit_bytes = r.costs.memory_unit_bytes;
-  const std::vector<Ticks> waits = message_waits(r);
+  const std::vector<MessageWait> waits = message_waits(r);
+  std::vector<Ticks> gaps;
+  gaps.reserve(waits.size());
+  for (const MessageWait& w : waits) gaps.push_back(w.gap);
   fit.comm_samples = static_cast<int>(waits.size());
-  fit.costs.comm = median_of(waits);
+  fit.costs.comm = median_of(gaps);
   fit.comm_ms = ticks_to_ms(fit.costs.comm);
+  fit.link = fit_link(waits, MessageSizes(m));
+  if (fit.link.fitted) {
+    fit.costs.link = LinkModel{.sized = true, .latency = fit.link.latency, .bandwidth = fit.link.bandwidth};
+    stage_message_bytes(fit.costs, m.messages);
+  }
   double total = 0;
   for (const DeviceMetrics& d : r.metrics.per_device) total += static_cast<double>(d.busy);
   const double mean = total / static_cast<double>(std::max<std::size_t>(1, r.metrics.per_device.size()));
   for (const DeviceMetrics& d : r.metrics.per_device)
     fit.device_load.push_back(mean > 0 ? static_cast<double>(d.busy) / mean : 1.0);
-  const Run replay = run_schedule(r.schedule, fit.costs);
+  const Run replay = run_schedule(r.schedule, fit.costs, with_cost_link({}, fit.costs));
   fit.replay_cost_ms = ticks_to_ms(replay.metrics.cost);
   fit.replay_cost_error = rel_error(static_cast<double>(replay.metrics.cost),
                                     static_cast<double>(r.metrics.cost));
@@ -133,6 +250,17 @@ nlohmann::ordered_json detail::fit_section(const CostFit& fit, const MeasuredRun
   }
   f["stages"] = std::move(stages);
   f["comm_samples"] = fit.comm_samples;
+  nlohmann::ordered_json link;
+  link["samples"] = fit.link.samples;
+  link["sizes"] = fit.link.sizes;
+  if (fit.link.fitted) {
+    link["latency_ms"] = ticks_to_ms(fit.link.latency);
+    link["bandwidth_gb_per_s"] = fit.link.bandwidth;
+    link["residual"] = fit.link.residual;
+  } else {
+    link["note"] = fit.link.note;
+  }
+  f["link"] = std::move(link);
   f["device_load"] = fit.device_load;
   f["replay_cost_ms"] = fit.replay_cost_ms;
   f["measured_cost_ms"] = ticks_to_ms(m.run.metrics.cost);

@@ -242,6 +242,7 @@ MeasuredRun measured_run(const ImportedTrace& trace, const CostSpec& memory) {
   m.iteration = trace.iteration;
   m.device_time = trace.device_time;
   m.comm_actions_skipped = trace.comm_actions_skipped;
+  m.messages = trace.messages;
   m.clock_offset = off;
   for (MeasuredSpan sp : trace.spans) {
     sp.start += off[ix(sp.rank)] - origin;

@@ -33,6 +33,7 @@ struct MeasuredRun {
   std::vector<Ticks> clock_offset;
   std::vector<MeasuredSpan> spans;  ///< optimizer steps and syncs, on the aligned clock
   std::size_t comm_actions_skipped{0};
+  std::vector<MeasuredMessage> messages;  ///< the sizes the trace gave (ImportedTrace::messages)
 };
 
 /// Builds the measured run. The placement is where each stage's tasks ran (ScheduleError when a
@@ -59,6 +60,20 @@ struct StageFit {
   std::array<KindFit, 5> kinds;  ///< indexed by Kind
 };
 
+/// The link fitted from the waits whose message size is known: wait = latency + bytes /
+/// bandwidth, a line through the median wait of each size (weighted by its samples; through 0
+/// when the intercept comes out negative). Both need two sizes at least.
+struct LinkFit {
+  int samples{0};  ///< waits for a message of known size
+  int sizes{0};    ///< distinct sizes among them
+  bool fitted{false};
+  Ticks latency{0};
+  double bandwidth{0};  ///< GB/s (bytes per ns)
+  /// Median of |latency + bytes / bandwidth - wait| / wait over the samples.
+  double residual{0};
+  std::string note;  ///< why it is not fitted, when it is not
+};
+
 /// Costs fitted from a measured run, and how well they explain it.
 struct CostFit {
   /// One entry per stage of the measured schedule: F, B, W (and BW, FB where measured), comm.
@@ -69,6 +84,9 @@ struct CostFit {
   /// message their last input). 0 with no such sample.
   double comm_ms{0};
   int comm_samples{0};
+  /// Latency and bandwidth where the sizes allow (then costs.link is sized, and each stage's
+  /// act_bytes and grad_bytes are the median sizes of its messages).
+  LinkFit link;
   /// Each device's busy time over the mean device's: where a device holds one stage its speed
   /// and its stage's size cannot be told apart, so this is descriptive, not a `--slow` factor.
   std::vector<double> device_load;

@@ -8,6 +8,14 @@
 
 namespace ppsim {
 
+CommOptions with_cost_link(CommOptions comm, const CostSpec& costs) {
+  if (comm.link.sized || !costs.link.sized) return comm;
+  comm.link.sized = true;
+  comm.link.latency = costs.link.latency;
+  comm.link.bandwidth = costs.link.bandwidth;
+  return comm;
+}
+
 std::string_view comm_mode_name(CommMode mode) {
   return mode == CommMode::Async ? "async" : "blocking";
 }

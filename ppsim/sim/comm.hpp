@@ -31,6 +31,11 @@ struct CommOptions {
   friend bool operator==(const CommOptions&, const CommOptions&) = default;
 };
 
+/// `comm` with the link of `costs` where `comm`'s own sizes no message: the latency and
+/// bandwidth of a cost file's link (a fitted one), the contention and mode as `comm` has them.
+/// A `--link` with latency or bandwidth wins over the file's.
+[[nodiscard]] CommOptions with_cost_link(CommOptions comm, const CostSpec& costs);
+
 /// Throws ConfigError for a negative latency or bandwidth, naming the value.
 void check_comm_options(const CommOptions& options);
 

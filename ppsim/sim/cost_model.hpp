@@ -1,6 +1,7 @@
 // The cost model: task durations, communication latency and memory deltas per stage.
 #pragma once
 
+#include "ppsim/sim/link.hpp"
 #include "ppsim/sim/overlap.hpp"
 #include "ppsim/sim/schedule.hpp"
 #include "ppsim/sim/task.hpp"
@@ -77,6 +78,11 @@ struct SliceCosts {
 struct CostSpec {
   std::vector<StageCosts> stages{StageCosts{}};
   Ticks comm{0};
+  /// A link that sizes each message (latency + bytes / bandwidth, of the stages' act_bytes and
+  /// grad_bytes): a cost file's `link`, such as the one `import --costs-out` fits. Unsized (the
+  /// default): messages take `comm`. A run takes it where its own options size no link
+  /// (with_cost_link, ppsim/sim/comm.hpp); its contention is never read.
+  LinkModel link;
   double memory_unit_bytes{0.0};  ///< bytes of one M_B; 0 when unknown
   /// Time to copy one M_B between a device and its host (an offload's O or R, --costs copy=);
   /// -1 = not given (then a device's host link sets it, ppsim/run/offload.hpp).

@@ -108,6 +108,13 @@ void write_import_report(std::ostream& out, const MeasuredRun& m, const CostFit&
   }
   out << fmt::format("comm          {} ms (median of {} waits for a message)\n",
                      human_number(fit.comm_ms), fit.comm_samples);
+  if (fit.link.fitted)
+    out << fmt::format("link          latency {} ms, {:.4g} GB/s (through the median wait of each "
+                       "of {} message sizes, {} waits; median error {})\n",
+                       human_ms(fit.link.latency), fit.link.bandwidth, fit.link.sizes,
+                       fit.link.samples, human_percent(fit.link.residual));
+  else
+    out << "link          not fitted: " << fit.link.note << "\n";
   out << fmt::format("fit           the measured order on the fitted costs costs {} ms against "
                      "{} ms measured ({})\n",
                      human_number(fit.replay_cost_ms), human_ms(m.run.metrics.cost),

@@ -94,6 +94,47 @@ TEST_CASE("simulate --trace, import, diff: zero error", "[cli][measured]") {
   CHECK(doc["measured"]["cost_ms"] == doc["simulated"]["cost_ms"]);
 }
 
+TEST_CASE("a sized link comes back through import's fitted file, and diff and simulate use it",
+          "[cli][measured]") {
+  TempDir dir("ppsim-link-roundtrip");
+  const std::string trace = (dir.path() / "sized.json").string();
+  const std::string fitted = (dir.path() / "fitted.json").string();
+  const std::vector<std::string> shape{"-s", "zb-h1", "-p", "4", "-m", "8"};
+  const auto sim = run_ppsim(with(with({"simulate", "--json"}, shape),
+                                  {"--costs", "F=1,B=1,W=1,act_bytes=1e6,grad_bytes=3e6",
+                                   "--link", "latency=0.02,bandwidth=5", "--trace", trace}));
+  REQUIRE(sim.code == 0);
+  const auto imported = run_ppsim({"import", trace, "--costs-out", fitted});
+  CHECK(imported.err == "");
+  REQUIRE(imported.code == 0);
+  CHECK_THAT(imported.out, Catch::Contains("link          latency 0.02 ms, 5 GB/s (through the median "
+                                           "wait of each of 2 message sizes"));
+  const auto costs = nlohmann::json::parse(slurp(dir.path() / "fitted.json"));
+  CHECK(costs["link"]["latency"] == 0.02);
+  CHECK(costs["link"]["bandwidth"].get<double>() == Approx(5).epsilon(1e-9));
+  CHECK(costs["fit"]["link"]["sizes"] == 2);
+  // simulate on the fitted file sizes its messages: the same cost as the run it came from
+  const auto again = run_ppsim(with(with({"simulate", "--json"}, shape), {"--costs-file", fitted}));
+  REQUIRE(again.code == 0);
+  const auto a = nlohmann::json::parse(again.out);
+  const auto o = nlohmann::json::parse(sim.out);
+  CHECK(a["comm"]["latency_ms"] == 0.02);
+  CHECK(a["cost_ms"] == o["cost_ms"]);
+  // a --link of its own wins
+  const auto own = run_ppsim(with(with({"simulate", "--json"}, shape),
+                                  {"--costs-file", fitted, "--link", "latency=1"}));
+  REQUIRE(own.code == 0);
+  CHECK(nlohmann::json::parse(own.out)["comm"]["latency_ms"] == 1.0);
+  CHECK(nlohmann::json::parse(own.out)["cost_ms"].get<double>() > o["cost_ms"].get<double>());
+  // diff on its own fit: every error 0
+  const auto d = run_ppsim({"diff", "--json", trace});
+  REQUIRE(d.code == 0);
+  for (const auto& [key, value] : nlohmann::json::parse(d.out)["errors"].items()) {
+    CAPTURE(key);
+    CHECK(value.get<double>() == 0);
+  }
+}
+
 TEST_CASE("diff writes the bubble inventory, both timelines and the report", "[cli][measured]") {
   TempDir dir("ppsim-diff-cli");
   const auto files = kineto_files(dir, true);

@@ -7,6 +7,7 @@
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <functional>
 
 using namespace ppsim;
@@ -36,6 +37,31 @@ TEST_CASE("bad --costs values are rejected with the key named", "[sim]") {
   CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("F"); }), Catch::Contains("KEY=VALUE"));
   CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs(""); }), Catch::Contains("no KEY=VALUE"));
   CHECK_THAT(error_of<ConfigError>([] { (void)parse_costs("F=1,,B=2"); }), Catch::Contains("empty item"));
+}
+
+TEST_CASE("a cost file's link sizes the messages, and a bad one is named", "[sim]") {
+  const CostSpec spec = parse_cost_json(
+      R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1,"act_bytes":1e6}],"link":{"latency":0.02,"bandwidth":5}})",
+      "c.json");
+  CHECK(spec.link == LinkModel{.sized = true, .latency = 20'000, .bandwidth = 5});
+  // written back as read
+  CHECK(parse_cost_json(cost_spec_json(spec, ""), "back.json").link == spec.link);
+  // either key alone sizes the link
+  CHECK(parse_cost_json(R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1}],"link":{"bandwidth":2}})", "c.json")
+            .link == LinkModel{.sized = true, .latency = 0, .bandwidth = 2});
+  // none: unsized, and the document has no link
+  const CostSpec plain = parse_cost_json(R"({"schema":"ppsim.costs/1","stages":[{"F":1,"B":1,"W":1}]})", "c.json");
+  CHECK_FALSE(plain.link.sized);
+  CHECK(cost_spec_json(plain, "").find("\"link\"") == std::string::npos);
+  const auto parse = [](const char* link) {
+    (void)parse_cost_json(fmt::format(R"({{"schema":"ppsim.costs/1","stages":[{{"F":1,"B":1,"W":1}}],"link":{}}})", link),
+                          "c.json");
+  };
+  CHECK_THAT(error_of<ConfigError>([&] { parse("{}"); }), Catch::Contains("c.json: /link: a link needs latency"));
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"bandwidth":0})"); }), Catch::Contains("/link/bandwidth: expected a bandwidth > 0"));
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"latency":-1})"); }), Catch::Contains("/link/latency: expected a number >= 0"));
+  CHECK_THAT(error_of<ConfigError>([&] { parse(R"({"contention":"duplex"})"); }), Catch::Contains("/link/contention: unknown key (valid: latency, bandwidth)"));
+  CHECK_THAT(error_of<ConfigError>([&] { parse("3"); }), Catch::Contains("/link: expected an object"));
 }
 
 TEST_CASE("a cost file is validated key by key with its JSON path", "[sim]") {

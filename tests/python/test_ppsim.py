@@ -167,6 +167,17 @@ def test_import_and_diff_a_simulated_trace(tmp_path):
     assert ppsim.simulate("zb-h2", p=4, m=8, costs_file=str(fitted))["cost_ms"] < 60
 
 
+def test_a_cost_file_with_a_link_sizes_the_messages(tmp_path):
+    costs = tmp_path / "linked.json"
+    costs.write_text('{"schema": "ppsim.costs/1", "link": {"latency": 0.02, "bandwidth": 5},'
+                     ' "stages": [{"F": 1, "B": 1, "W": 1, "act_bytes": 1e6, "grad_bytes": 3e6}]}')
+    r = ppsim.simulate("zb-h1", p=4, m=8, costs_file=str(costs))
+    assert r["comm"]["latency_ms"] == 0.02
+    assert r["comm"]["bandwidth_gb_per_s"] == 5
+    # 0.22 ms forward, 0.62 ms back: more than without the link
+    assert r["cost_ms"] > ppsim.simulate("zb-h1", p=4, m=8, costs={"F": 1, "B": 1, "W": 1})["cost_ms"]
+
+
 def test_recompute_as_on_the_command_line():
     # llama3-8b on two h100s does not fit as it is; auto recomputes per stage what it must
     with pytest.raises(ppsim.Error, match="out of memory"):

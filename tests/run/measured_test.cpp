@@ -10,6 +10,7 @@
 #include "tests/run/measured_fixtures.hpp"
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <sstream>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -410,6 +411,173 @@ TEST_CASE("gzip traces are read streaming, a decompression bomb stops at the bou
   CHECK_THROWS_WITH(read_traces({fifo}, {}), Catch::Contains("not a regular file"));
   CHECK_THROWS_WITH(read_traces({(dir.path() / "none.json").string()}, {}),
                     Catch::Contains("cannot open"));
+}
+
+// A Kineto trace with PyTorch's send actions: after each task that sends, a `PP:<stage>SEND_F<mb>`
+// (or SEND_B) range holding the NCCL send's record_param_comms (its size: `bytes` of fp32) and,
+// on the GPU, the kernel that carries the same sizes.
+std::string with_sends(std::string trace, const Timeline& t, int rank,
+                       const std::function<double(const Task&)>& bytes) {
+  std::string e;
+  const long long pid = 4000 + rank;
+  for (const TaskRun& r : t.device_runs(rank)) {
+    const bool sends_forward = r.task.kind == Kind::F && r.task.stage + 1 < t.devices;
+    const bool sends_back = (r.task.kind == Kind::B || r.task.kind == Kind::BW) && r.task.stage > 0;
+    if (!sends_forward && !sends_back) continue;
+    const std::string name = fmt::format("PP:{}SEND_{}{}", r.task.stage, sends_forward ? 'F' : 'B',
+                                         r.task.microbatch);
+    const auto nelems = static_cast<long long>(bytes(r.task) / 4);
+    const std::string args = fmt::format(
+        R"("Collective name":"send","In msg nelems":{},"Out msg nelems":{},"Group size":2,"dtype":"Float")",
+        nelems, nelems);
+    e += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"{}","pid":{},"tid":{},"ts":{},"dur":3.000}},)",
+                     name, pid, pid, kineto_us(r.end));
+    e += fmt::format(R"({{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":{},"tid":{},"ts":{},"dur":1.000,"args":{{{}}}}},)",
+                     pid, pid, kineto_us(r.end + 1000), args);
+    e += fmt::format(R"({{"ph":"X","cat":"kernel","name":"ncclDevKernel_SendRecv","pid":{},"tid":20,"ts":{},"dur":5.000,"args":{{{}}}}},)",
+                     rank, kineto_us(r.end + 2000), args);
+  }
+  const auto at = trace.find("\"traceEvents\":[");
+  trace.insert(at + 15, e);
+  return trace;
+}
+
+TEST_CASE("a link is fitted from the sizes of the sends: latency and bandwidth",
+          "[run][measured]") {
+  // Activations of 1 MB forward and gradients of 4 MB back over a link of 50 us and 10 GB/s:
+  // each message waits 50 us + bytes / 10 GB/s (150 us forward, 450 us back).
+  const Schedule s = make_schedule("1f1b", {.devices = 4, .microbatches = 8});
+  const auto size_of = [](const Task& t) { return t.kind == Kind::F ? 1e6 : 4e6; };
+  PlayPlan plan;
+  plan.durations = noisy_durations(s, cost_model_for(parse_costs("F=1,B=1,W=1"), s), 0.02);
+  plan.comm = 50'000;
+  {
+    const Timeline probe = play(s, plan);
+    for (std::size_t q = 0; q < probe.runs.size(); ++q)
+      for (std::size_t r = 0; r < probe.runs.size(); ++r) {
+        const Task& a = probe.runs[q].task;
+        const Task& b = probe.runs[r].task;
+        if (a.microbatch != b.microbatch) continue;
+        const bool forward = a.kind == Kind::F && b.kind == Kind::F && b.stage == a.stage + 1;
+        const bool back = a.kind == Kind::BW && b.kind == Kind::BW && b.stage + 1 == a.stage;
+        if (forward || back)
+          plan.delay[{static_cast<int>(q), static_cast<int>(r)}] =
+              static_cast<Ticks>(size_of(a) / 10.0);  // bytes / (10 bytes per ns)
+      }
+  }
+  const Timeline t = play(s, plan);
+  std::vector<std::string> texts;
+  for (int r = 0; r < 4; ++r) texts.push_back(with_sends(kineto_trace(t, r, /*gpu=*/false), t, r, size_of));
+  const ImportedTrace tr = parse_traces(texts, rank_names(4), {});
+  // 8 micro-batches x 3 boundaries each way, each counted once (not again for its GPU kernel)
+  REQUIRE(tr.messages.size() == 48);
+  CHECK(tr.messages.front() == MeasuredMessage{Kind::F, 0, 0, 1e6});
+  CHECK(tr.messages.back() == MeasuredMessage{Kind::B, 3, 7, 4e6});
+  const MeasuredRun m = measured_run(tr);
+  const CostFit fit = fit_costs(m);
+  REQUIRE(fit.link.fitted);
+  CHECK(fit.link.sizes == 2);
+  CHECK(fit.link.latency == 50'000);
+  CHECK(fit.link.bandwidth == Approx(10).epsilon(1e-9));
+  CHECK(fit.link.residual == Approx(0).margin(1e-9));
+  CHECK(fit.costs.link.sized);
+  for (const StageCosts& c : fit.costs.stages) {
+    CHECK(c.act_bytes == (&c == &fit.costs.stages.back() ? 0 : 1e6));
+    CHECK(c.grad_bytes == (&c == &fit.costs.stages.front() ? 0 : 4e6));
+  }
+  // The fitted file carries the link; it reads back, and a run on it sizes its messages.
+  const CostSpec back = parse_cost_json(fitted_costs_json(fit, m), "fitted.json");
+  CHECK(back.link == fit.costs.link);
+  CHECK(back.stages == fit.costs.stages);
+  const CommOptions comm = with_cost_link({}, back);
+  CHECK(comm.link.sized);
+  CHECK(comm.link.latency == 50'000);
+  // The fitted link explains the run's tasks better than one latency for every message (1F1B's
+  // cost alone cannot tell: its critical path has as many messages each way, and the median
+  // wait is their mean).
+  CHECK(std::abs(fit.replay_cost_error) < 0.02);
+  CostSpec latency_only = fit.costs;
+  latency_only.link = {};
+  const DiffReport sized = diff_measured(m, fit.costs, {.comm = with_cost_link({}, fit.costs)});
+  const DiffReport plain = diff_measured(m, latency_only);
+  // (here 0.042 ms against 0.205 ms)
+  CHECK(sized.start_error_mean_ms < plain.start_error_mean_ms / 2);
+  // A --link that sizes messages wins over the file's; one that names only contention keeps it.
+  CommOptions given;
+  given.link = LinkModel{.sized = true, .latency = 7, .bandwidth = 1};
+  CHECK(with_cost_link(given, back).link.latency == 7);
+  CommOptions duplex;
+  duplex.link.contention = Contention::Duplex;
+  CHECK(with_cost_link(duplex, back).link.contention == Contention::Duplex);
+  CHECK(with_cost_link(duplex, back).link.bandwidth == Approx(10).epsilon(1e-9));
+}
+
+TEST_CASE("the link is not fitted where the sizes cannot tell latency from bandwidth",
+          "[run][measured]") {
+  const Played pl = played("1f1b", 4, 8, "F=1,B=1,W=1,comm=0.1", 0.02);
+  // no sizes at all
+  const CostFit none = fit_costs(import_texts(kineto_ranks(pl.timeline), rank_names(4)));
+  CHECK_FALSE(none.link.fitted);
+  CHECK(none.link.samples == 0);
+  CHECK_THAT(none.link.note, Catch::Contains("no message of known size"));
+  CHECK_FALSE(none.costs.link.sized);
+  // every message one size
+  std::vector<std::string> texts;
+  for (int r = 0; r < 4; ++r)
+    texts.push_back(with_sends(kineto_trace(pl.timeline, r), pl.timeline, r,
+                               [](const Task&) { return 2097152.0; }));
+  const CostFit one = fit_costs(import_texts(texts, rank_names(4)));
+  CHECK_FALSE(one.link.fitted);
+  CHECK(one.link.sizes == 1);
+  CHECK(one.link.samples > 0);
+  CHECK_THAT(one.link.note, Catch::Contains("every message is 2.0 MiB") && Catch::Contains("cannot be told apart"));
+  CHECK(one.comm_ms == Approx(0.1).margin(1e-9));
+  // sizes that do not match the waits (larger messages arrive sooner): no link
+  std::vector<std::string> backwards;
+  for (int r = 0; r < 4; ++r)
+    backwards.push_back(with_sends(kineto_trace(pl.timeline, r), pl.timeline, r,
+                                   [](const Task& t) { return t.kind == Kind::F ? 1e6 : 4e6; }));
+  const CostFit flat = fit_costs(import_texts(backwards, rank_names(4)));
+  // every wait is the same 0.1 ms whatever the size: the line is flat
+  CHECK_FALSE(flat.link.fitted);
+  CHECK_THAT(flat.link.note, Catch::Contains("do not grow with the message size"));
+  // a dtype nobody knows, or a size out of range, is no size: the send is not sized
+  std::string odd = with_sends(kineto_trace(pl.timeline, 0), pl.timeline, 0, [](const Task&) { return 1e6; });
+  for (std::size_t at = odd.find("\"Float\""); at != std::string::npos; at = odd.find("\"Float\""))
+    odd.replace(at, 7, "\"Qubit\"");
+  std::vector<std::string> odd_texts = kineto_ranks(pl.timeline);
+  odd_texts[0] = odd;
+  CHECK(parse_traces(odd_texts, rank_names(4), {}).messages.empty());
+  std::string huge = with_sends(kineto_trace(pl.timeline, 0), pl.timeline, 0, [](const Task&) { return 1e6; });
+  for (std::size_t at = huge.find("\"In msg nelems\":250000"); at != std::string::npos;
+       at = huge.find("\"In msg nelems\":250000"))
+    huge.replace(at, 22, "\"In msg nelems\":1e300");
+  odd_texts[0] = huge;
+  const ImportedTrace h = parse_traces(odd_texts, rank_names(4), {});
+  for (const MeasuredMessage& msg : h.messages) CHECK(msg.bytes == 1e6);  // the Out size stands
+}
+
+TEST_CASE("a ppsim trace of a sized link imports its message sizes: the link comes back exactly",
+          "[run][measured]") {
+  const auto name = GENERATE(as<std::string>{}, "1f1b", "zb-h1", "interleaved-1f1b");
+  CAPTURE(name);
+  const Schedule s = make_schedule(name, {.devices = 4, .microbatches = 8});
+  CommOptions comm;
+  comm.link = LinkModel{.sized = true, .latency = 20'000, .bandwidth = 5};
+  const Run r = run_schedule(s, parse_costs("F=2,B=2,W=2,act_bytes=1e6,grad_bytes=3e6"), comm);
+  std::ostringstream trace;
+  write_chrome_trace(trace, r);
+  const MeasuredRun m = import_texts({trace.str()}, {"sim.json"});
+  CHECK_FALSE(m.messages.empty());
+  for (const MeasuredMessage& msg : m.messages) CHECK(msg.bytes == (msg.part == Kind::F ? 1e6 : 3e6));
+  const CostFit fit = fit_costs(m);
+  REQUIRE(fit.link.fitted);
+  CHECK(fit.link.latency == 20'000);
+  CHECK(fit.link.bandwidth == Approx(5).epsilon(1e-9));
+  CHECK(fit.replay_cost_error == 0);
+  const DiffReport d = diff_measured(m, fit.costs, {.comm = with_cost_link({}, fit.costs)});
+  CHECK(d.cost_error == 0);
+  CHECK(d.end_error_max_ms == 0);
 }
 
 TEST_CASE("the fitted cost file reads back and runs other schedules", "[run][measured]") {

@@ -98,13 +98,15 @@ void record_messages(const Schedule& s, const RunGraph& g, Timeline& t, Arrival&
     }
 }
 
-inline Ticks median_of(std::vector<Ticks> v) {
-  if (v.empty()) return 0;
+// The median (of an even count, the middle of the two middle values; 0 when empty).
+template <class T>
+T median_of(std::vector<T> v) {
+  if (v.empty()) return T{0};
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
   if (v.size() % 2 == 1) return *mid;
-  const Ticks hi = *mid;
-  const Ticks lo = *std::max_element(v.begin(), mid);
+  const T hi = *mid;
+  const T lo = *std::max_element(v.begin(), mid);
   return lo + (hi - lo) / 2;
 }
 
