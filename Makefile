@@ -17,7 +17,7 @@ CMAKE = mkdir -p build && flock build/.cmake.lock cmake
 RELEASE := build/release
 PPSIM := $(BUILD)/ppsim
 
-.PHONY: all deps ppsim build python install deb run test test-unit test-asan bench clean check-baselines docs-check test-browser browser-deps fuzz fuzz-build test-fuzz
+.PHONY: all deps ppsim programs build python install deb run test test-unit test-programs test-asan bench clean check-baselines docs-check test-browser browser-deps fuzz fuzz-build test-fuzz
 
 all: build
 
@@ -77,6 +77,19 @@ test-unit: build
 	cd $(BUILD) && ctest --no-tests=error --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml
 	@python3 tests/slowest_tests.py $(BUILD)/ctest-junit.xml
 
+# The programs of the dev build, without the unit-test executable.
+programs: deps
+	$(CMAKE) --preset dev
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target ppsim ppsim_full ppsim_python ppsim_docs
+
+# What `make test` runs on the dev build: the tests of whole programs (CTest label `programs`:
+# the README's figures, execute on MPI ranks, the front, Python, the package, the architecture).
+# The unit tests run once, under the sanitizers (test-asan); `make test-unit` runs both kinds on
+# the dev build.
+test-programs: programs
+	cd $(BUILD) && ctest --no-tests=error --output-on-failure -j $(JOBS) -L programs --output-junit ctest-programs-junit.xml
+	@python3 tests/slowest_tests.py $(BUILD)/ctest-programs-junit.xml
+
 test-asan: deps
 	$(CMAKE) --preset asan
 	$(CMAKE) --build $(ASAN) -j $(JOBS)
@@ -90,7 +103,7 @@ docs-check: build
 	$(BUILD)/ppsim_tests "[.readme]"
 
 # CI regression of bubble metrics: every committed baseline must hold (exit 1 names the case).
-check-baselines: build
+check-baselines: programs
 	@for f in data/baselines/*.json; do echo "ppsim check --baseline $$f"; \
 	  out=$$($(PPSIM) check --baseline $$f) || { echo "$$out"; exit 1; }; done
 
@@ -111,7 +124,7 @@ browser-deps:
 	    --no-save playwright-core@$(PLAYWRIGHT_VERSION); }
 
 # The reports and the playground in a real browser; screenshots go to build/browser-artefacts.
-test-browser: build browser-deps
+test-browser: programs browser-deps
 	tests/browser/report_test.sh $(PPSIM)
 	PPSIM_NODE_MODULES=$(BROWSER_MODULES) node tests/browser/report_test.mjs $(PPSIM) build/browser-artefacts
 	PPSIM_NODE_MODULES=$(BROWSER_MODULES) node tests/browser/playground_test.mjs $(PPSIM) build/browser-artefacts
@@ -133,7 +146,7 @@ fuzz: fuzz-build
 test-fuzz: fuzz-build
 	fuzz/run.sh $(FUZZ) $(FUZZ_SMOKE_SECONDS) $(JOBS) $(FUZZ_TARGETS)
 
-test: test-unit test-asan check-baselines test-browser test-fuzz
+test: test-programs test-asan check-baselines test-browser test-fuzz
 
 bench: deps
 	$(CMAKE) --preset release
