@@ -569,6 +569,15 @@ struct VSearch {
   const CostModel& costs;
   detail::WorkBudget budget;
   bool blocks_skipped{false};  ///< a building-block candidate needed more than the budget
+  /// The one micro-batch at a time V of the problem searched: its peak is the least any split
+  /// order needs, and it is a candidate that always fits. Built once, on first use (every
+  /// search_v of one schedule is of the same problem).
+  std::optional<detail::VRun> one_at_a_time;
+
+  [[nodiscard]] const detail::VRun& least(const detail::VProblem& pb) {
+    if (!one_at_a_time) one_at_a_time = detail::v_one_at_a_time(pb);
+    return *one_at_a_time;
+  }
 
   [[nodiscard]] Ticks floor(double limit) const {
     return cost_lower_bound(tasks, costs, limit).cost;
@@ -599,7 +608,7 @@ constexpr long long kSwapBudget = 300'000;      // re-timed tasks per cap at mos
 // fit; the best by (cost, sum of spans, candidate order).
 detail::VRun search_v(std::string_view name, const detail::VProblem& pb, double limit,
                       std::span<const std::pair<std::string_view, BlockFn>> blocks, VSearch& ctx) {
-  const double least = detail::v_least_memory(pb);
+  const double least = ctx.least(pb).peak_memory;
   const double cap = detail::memory_cap(limit);
   if (!(cap >= least))
     throw InfeasibleError(fmt::format(
@@ -619,7 +628,7 @@ detail::VRun search_v(std::string_view name, const detail::VProblem& pb, double 
   const auto consider = [&](detail::VRun&& r) {
     if (r.peak_memory <= cap && (!best || r.score < best->score)) best = std::move(r);
   };
-  consider(detail::v_one_at_a_time(pb));  // it always fits
+  consider(detail::VRun(ctx.least(pb)));  // it always fits
   // NOTE: on small problems V-Half and V-Min are their block orders improved by swaps at their
   // own peak, which a search at a larger limit may not reach: taken whole, so that zb-v is never
   // worse than either in the memory they use. On large ones they are the block order or the
@@ -660,7 +669,8 @@ Schedule make_from_blocks(std::string_view name, const ScheduleSpec& spec, Block
   const Schedule skeleton = make_pipeline(std::string(name), p, m, vshape_placement(p));
   const CostModel costs = costs_for(spec, skeleton);
   const detail::VProblem pb = detail::make_v_problem(skeleton, costs);
-  VSearch ctx{detail::with_every_task(skeleton), costs, detail::WorkBudget(spec.work_budget)};
+  VSearch ctx{detail::with_every_task(skeleton), costs, detail::WorkBudget(spec.work_budget),
+              false, std::nullopt};
   Schedule s = detail::to_schedule(pb, blocks_run(name, pb, block, ctx), skeleton);
   ctx.note(spec);
   s.name = std::string(name);
@@ -698,12 +708,13 @@ Schedule make_zb_v(const ScheduleSpec& spec) {
   const detail::VProblem problem = detail::make_v_problem(skeleton, costs);
   static constexpr std::array<std::pair<std::string_view, BlockFn>, 2> kBlocks{
       {{"v-half", &v_half_block}, {"v-min", &v_min_block}}};
-  VSearch ctx{detail::with_every_task(skeleton), costs, detail::WorkBudget(spec.work_budget)};
+  VSearch ctx{detail::with_every_task(skeleton), costs, detail::WorkBudget(spec.work_budget),
+              false, std::nullopt};
   // The memory-minimal orders (detail/in_flight.hpp): F and fused BW with k micro-batches in
   // flight hold k micro-batches' activations, where the split B and W of the search hold what W
   // still needs too (B raises memory); k = 1 holds the least any order can.
   const double one = memory_lower_bound(skeleton, costs);
-  const double split_least = detail::v_least_memory(problem);
+  const double split_least = ctx.least(problem).peak_memory;
   const int k = std::min(detail::in_flight_within(limit, one), m);
   if (k < 1)
     throw InfeasibleError(fmt::format(

@@ -1107,10 +1107,6 @@ bool improve_by_swaps(const VProblem& pb, VRun& run, double cap, long long evalu
   return improved_any;
 }
 
-double v_least_memory(const VProblem& problem) {
-  return v_one_at_a_time(problem).peak_memory;
-}
-
 Schedule to_schedule(const VProblem& problem, const VRun& run, const Schedule& skeleton) {
   static constexpr std::array<Kind, 3> kKind{Kind::F, Kind::B, Kind::W};
   Schedule s = skeleton;

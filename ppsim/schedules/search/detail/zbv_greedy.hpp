@@ -39,12 +39,6 @@ struct VProblem {
 /// Throws ConfigError when the sum of all durations and messages could overflow Ticks.
 [[nodiscard]] VProblem make_v_problem(const Schedule& skeleton, const CostModel& costs);
 
-/// The least per-device memory limit any schedule on the V placement meets: one micro-batch's
-/// activations on both of a device's stages, or, when B raises memory (M_W > M_B), the first
-/// backward's W still pending beside the other stage's activation. A schedule that runs one
-/// micro-batch at a time with each W right after its B peaks exactly there.
-[[nodiscard]] double v_least_memory(const VProblem& problem);
-
 /// The neighbour balancing after the warm-up: arxiv's `v_schedule.py` evens out the devices'
 /// forward counts; main's `zbv.py` also makes each device run more chunk-1 forwards than the
 /// device before it (which keeps arxiv's from failing at 2p M_B with comm).
@@ -224,7 +218,10 @@ struct ZbvStops {
 [[nodiscard]] Ticks ideal_cost(const VProblem& problem);
 
 /// The V one micro-batch at a time: each micro-batch's forwards down and back, then its
-/// backwards, each W right after its B. Slow, but it peaks at exactly v_least_memory().
+/// backwards, each W right after its B. Slow, but its peak is the least per-device memory any
+/// split order on the V placement meets: one micro-batch's activations on both of a device's
+/// stages, or, when B raises memory (M_W > M_B), the first backward's W still pending beside the
+/// other stage's activation.
 [[nodiscard]] VRun v_one_at_a_time(const VProblem& problem);
 
 /// The score of run's order re-timed under `problem`'s costs (as soon as possible, in order).
