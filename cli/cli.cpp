@@ -294,7 +294,7 @@ RunRequest to_request(const RunOptions& o, const std::string& schedule, const Co
   rq.costs = costs;
   rq.mem_limit = parse_mem_limit(o.mem_limit);
   rq.iterations = iteration_options(o);
-  rq.comm = with_cost_link(comm_options(o), costs);
+  rq.comm = comm_options(o);
   rq.offload = parse_offload(o.offload);
   rq.workload = resolve_workload(o);
   if (rq.workload) rq.cost_overrides = o.costs;

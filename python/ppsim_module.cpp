@@ -175,7 +175,6 @@ RunRequest request_of(const std::string& schedule, const Options& o) {
     rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
   } else {
     rq.costs = costs_of(o.costs, o.costs_file);
-    rq.comm = with_cost_link(rq.comm, rq.costs);
   }
   if (!o.mem_limit.is_none()) rq.mem_limit = parse_mem_limit(number_or_text(o.mem_limit, "mem_limit"));
   rq.iterations.count = o.iterations;

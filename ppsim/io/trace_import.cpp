@@ -652,20 +652,26 @@ ChromeFile read_chrome(InputBuf& in, const std::string& where, NameMatcher& matc
 }
 
 // The sizes of a file's send actions: the bytes of the communication calls their thread made
-// inside them.
+// inside them. Two searches a send in the calls sorted by (thread, start), with running sums:
+// O((sends + calls) log calls) however the ranges nest or overlap.
 std::vector<MeasuredMessage> sized_sends(ChromeFile& f) {
   std::vector<MeasuredMessage> out;
   if (f.sends.empty() || f.sized.empty()) return out;
   const auto key = [](const RawComm& c) { return std::tuple(c.pid, c.tid, c.start); };
   std::sort(f.sized.begin(), f.sized.end(),
             [&](const RawComm& a, const RawComm& b) { return key(a) < key(b); });
+  std::vector<double> before(f.sized.size() + 1, 0);  // bytes of the calls before index i
+  for (std::size_t i = 0; i < f.sized.size(); ++i) before[i + 1] = before[i] + f.sized[i].bytes;
+  const auto at = [&](const std::tuple<long long, long long, Ticks>& k, bool after) {
+    const auto it = after ? std::upper_bound(f.sized.begin(), f.sized.end(), k,
+                                             [&](const auto& x, const RawComm& c) { return x < key(c); })
+                          : std::lower_bound(f.sized.begin(), f.sized.end(), k,
+                                             [&](const RawComm& c, const auto& x) { return key(c) < x; });
+    return static_cast<std::size_t>(it - f.sized.begin());
+  };
   for (const RawSend& s : f.sends) {
-    auto it = std::lower_bound(f.sized.begin(), f.sized.end(), std::tuple(s.pid, s.tid, s.start),
-                               [&](const RawComm& c, const auto& k) { return key(c) < k; });
-    double bytes = 0;
-    for (; it != f.sized.end() && it->pid == s.pid && it->tid == s.tid && it->start <= s.end; ++it)
-      bytes += it->bytes;
-    if (bytes <= 0) continue;
+    const double bytes = before[at({s.pid, s.tid, s.end}, true)] - before[at({s.pid, s.tid, s.start}, false)];
+    if (!(bytes > 0)) continue;
     MeasuredMessage m = s.message;
     m.bytes = std::min(bytes, limits::kMaxMessageBytes);
     out.push_back(m);

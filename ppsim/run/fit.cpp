@@ -56,7 +56,7 @@ std::vector<MessageWait> message_waits(const Run& r) {
 // grad_bytes when the costs give them; 0 when unknown.
 class MessageSizes {
 public:
-  MessageSizes(const MeasuredRun& m) : run_(m.run) {
+  explicit MessageSizes(const MeasuredRun& m) : run_(m.run) {
     for (const MeasuredMessage& msg : m.messages)
       sizes_.emplace(std::tuple(msg.part, msg.stage, msg.microbatch), msg.bytes);
   }
@@ -78,12 +78,14 @@ private:
 // samples.
 LinkFit fit_link(const std::vector<MessageWait>& waits, const MessageSizes& sizes) {
   LinkFit fit;
+  std::vector<std::pair<double, Ticks>> sized;  // bytes, wait
   std::map<double, std::vector<Ticks>> by_size;
   for (const MessageWait& w : waits)
-    if (const double b = sizes.of(w.producer); b > 0) {
-      by_size[std::round(b)].push_back(w.gap);
-      ++fit.samples;
+    if (const double b = std::round(sizes.of(w.producer)); b > 0) {
+      sized.emplace_back(b, w.gap);
+      by_size[b].push_back(w.gap);
     }
+  fit.samples = static_cast<int>(sized.size());
   fit.sizes = static_cast<int>(by_size.size());
   if (fit.samples == 0) {
     fit.note = "no message of known size (a trace gives sizes in PyTorch's SEND ranges or "
@@ -130,10 +132,10 @@ LinkFit fit_link(const std::vector<MessageWait>& waits, const MessageSizes& size
   fit.latency = static_cast<Ticks>(std::llround(intercept));
   fit.bandwidth = 1.0 / slope;
   std::vector<double> errors;
-  for (const MessageWait& w : waits)
-    if (const double b = sizes.of(w.producer); b > 0 && w.gap > 0)
-      errors.push_back(std::abs(intercept + b * slope - static_cast<double>(w.gap)) /
-                       static_cast<double>(w.gap));
+  for (const auto& [b, gap] : sized)
+    if (gap > 0)
+      errors.push_back(std::abs(intercept + b * slope - static_cast<double>(gap)) /
+                       static_cast<double>(gap));
   if (!errors.empty()) fit.residual = median_of(errors);
   return fit;
 }

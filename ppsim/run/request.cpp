@@ -289,7 +289,16 @@ ResolvedRequest resolve_uncombined(const RunRequest& rq) {
 
 } // namespace
 
+std::optional<RunRequest> linked_request(const RunRequest& rq) {
+  const CommOptions comm = with_cost_link(rq.comm, rq.costs);
+  if (comm == rq.comm) return std::nullopt;
+  RunRequest linked = rq;
+  linked.comm = comm;
+  return linked;
+}
+
 ResolvedRequest resolve_request(const RunRequest& rq) {
+  if (const auto linked = linked_request(rq)) return resolve_request(*linked);
   ResolvedRequest r = resolve_uncombined(rq);
   if (!rq.workload || rq.workload->training.overlap == OverlapMode::none) return r;
   CombinedOrder combined = combine_forward_backward(r.schedule);
@@ -333,6 +342,7 @@ Ticks request_optimizer_step(const RunRequest& rq, const Schedule& schedule, con
 } // namespace
 
 Run run_unchecked(const RunRequest& rq) {
+  if (const auto linked = linked_request(rq)) return run_unchecked(*linked);
   ResolvedRequest resolved = resolve_request(rq);
   const CostSpec& costs = resolved.costs;
   const double mem_limit = resolved.mem_limit;

@@ -37,7 +37,9 @@ struct RunRequest {
   std::string cost_overrides;
   MemLimit mem_limit;  ///< parse_mem_limit(`2p`, `1.5p`, `12`, `3GiB`); none by default
   IterationOptions iterations;
-  CommOptions comm;  ///< --comm-mode and --link
+  /// --comm-mode and --link; where they size no link, a cost file's link sizes the messages
+  /// (linked_request, applied by resolve_request and run_unchecked).
+  CommOptions comm;
   OffloadSpec offload;  ///< --offload (ppsim/run/offload.hpp resolves it); none by default
   JitterOptions jitter;  ///< --jitter, --seed, --samples (the slow devices are in costs)
   /// Bytes a device has (weights, gradients, optimizer state and activations); 0 = no check.
@@ -125,6 +127,10 @@ struct ResolvedRequest {
 /// once, the limit resolved once against them, the capacity applied, the schedule built.
 ///
 ///   const ResolvedRequest r = resolve_request(rq);   // export writes r.schedule
+/// The request with its cost file's link where its own options size none (with_cost_link,
+/// ppsim/sim/comm.hpp); nullopt when that changes nothing.
+[[nodiscard]] std::optional<RunRequest> linked_request(const RunRequest& request);
+
 [[nodiscard]] ResolvedRequest resolve_request(const RunRequest& request);
 
 /// Builds (or loads) and simulates one schedule under its memory limit (resolved against the

@@ -210,3 +210,33 @@ TEST_CASE("schedule names are case-insensitive, a misspelling gets a suggestion"
   CHECK_THROWS_WITH(run_request(rq), !Catch::Contains("did you mean"));
   CHECK_THAT(unknown_schedule("x", "plan").what(), Catch::StartsWith("plan: unknown schedule 'x'"));
 }
+
+TEST_CASE("a cost file's link sizes the messages of every request, unless --link sizes its own",
+          "[run][request]") {
+  RunRequest rq;
+  rq.schedule = "zb-h1";
+  rq.devices = 4;
+  rq.microbatches = 8;
+  rq.costs = parse_cost_json(
+      R"({"schema":"ppsim.costs/1","link":{"latency":0.02,"bandwidth":5},"stages":[{"F":1,"B":1,"W":1,"act_bytes":1e6,"grad_bytes":3e6}]})",
+      "linked.json");
+  const Run linked = run_request(rq);
+  CHECK(linked.comm.link == rq.costs.link);
+  // the same run as the link given on the command line
+  RunRequest given = rq;
+  given.costs.link = {};
+  given.comm.link = rq.costs.link;
+  CHECK(run_request(given).metrics.cost == linked.metrics.cost);
+  RunRequest unlinked = given;
+  unlinked.comm = {};
+  CHECK(linked.metrics.cost > run_request(unlinked).metrics.cost);
+  // a --link of its own wins; one of contention alone keeps the file's latency and bandwidth
+  RunRequest own = rq;
+  own.comm.link = LinkModel{.sized = true, .latency = 1'000'000, .bandwidth = 0};
+  CHECK(run_request(own).comm.link.latency == 1'000'000);
+  RunRequest duplex = rq;
+  duplex.comm.link.contention = Contention::Duplex;
+  CHECK(run_request(duplex).comm.link == LinkModel{.sized = true, .latency = 20'000, .bandwidth = 5,
+                                                   .contention = Contention::Duplex});
+  CHECK_FALSE(linked_request(own));
+}
