@@ -138,8 +138,15 @@ DiffReport diff_measured(const MeasuredRun& measured, const CostSpec& costs,
                                static_cast<double>(m.metrics.makespan));
   d.cost_error = rel_error(static_cast<double>(d.simulated.metrics.cost), mc);
   d.bubble_rate_error = d.simulated.metrics.bubble_rate - m.metrics.bubble_rate;
-  // The replay's messages take the latency of the costs simulated on (fitted, or given).
-  d.replayed = replay_measured(m.schedule, m.timeline, m.costs,
+  // The replay's messages take the latency of the costs simulated on (fitted, or given) and, on
+  // a sized link, their stages' message sizes: the measured run's own costs know no bytes.
+  CostModel memory = m.costs;
+  if (options.comm.link.sized && d.simulated.costs.stage.size() == memory.stage.size())
+    for (std::size_t s = 0; s < memory.stage.size(); ++s) {
+      memory.stage[s].act_bytes = d.simulated.costs.stage[s].act_bytes;
+      memory.stage[s].grad_bytes = d.simulated.costs.stage[s].grad_bytes;
+    }
+  d.replayed = replay_measured(m.schedule, m.timeline, memory,
                                ReplayComm{costs.comm, options.comm, options.sender_progress});
   d.replay_cost_error = rel_error(static_cast<double>(d.replayed.metrics.cost), mc);
 

@@ -503,6 +503,9 @@ TEST_CASE("a link is fitted from the sizes of the sends: latency and bandwidth",
   // the README's figures: 0.042 ms against 0.205 ms
   CHECK(sized.start_error_mean_ms == Approx(0.042).margin(0.0005));
   CHECK(plain.start_error_mean_ms == Approx(0.205).margin(0.0005));
+  // The replay on the measured durations sends each message by the fitted link too: it explains
+  // the run's cost up to the trace's nanoseconds.
+  CHECK(std::abs(sized.replay_cost_error) < 1e-5);
   // A --link that sizes messages wins over the file's; one that names only contention keeps it.
   CommOptions given;
   given.link = LinkModel{.sized = true, .latency = 7, .bandwidth = 1};
