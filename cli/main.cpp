@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   // glibc returns a freed block of 128 KiB or more to the kernel (munmap, or a trim of the heap),
   // and the next array of that size faults in fresh zeroed pages: a search that builds and drops
   // many orders spent a third of its time in page faults (zb-v at p = 32, m = 256: 12,742 faults,
-  // 2,323 with these). Freed memory stays in this short-lived process up to 128 MiB.
+  // 2,331 with these). Freed memory stays in this short-lived process up to 128 MiB.
   ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
   std::ios::sync_with_stdio(false);

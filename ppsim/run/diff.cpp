@@ -140,8 +140,9 @@ DiffReport diff_measured(const MeasuredRun& measured, const CostSpec& costs,
   d.bubble_rate_error = d.simulated.metrics.bubble_rate - m.metrics.bubble_rate;
   // The replay's messages take the latency of the costs simulated on (fitted, or given) and, on
   // a sized link, their stages' message sizes: the measured run's own costs know no bytes.
+  // (run_schedule ran the same schedule, so both models have its stages.)
   CostModel memory = m.costs;
-  if (options.comm.link.sized && d.simulated.costs.stage.size() == memory.stage.size())
+  if (options.comm.link.sized)
     for (std::size_t s = 0; s < memory.stage.size(); ++s) {
       memory.stage[s].act_bytes = d.simulated.costs.stage[s].act_bytes;
       memory.stage[s].grad_bytes = d.simulated.costs.stage[s].grad_bytes;
