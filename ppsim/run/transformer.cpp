@@ -416,6 +416,14 @@ void apply_recompute(WorkloadSpec& w, const RecomputeSpec& r) {
 }
 
 Layout workload_layout(const WorkloadSpec& w, int devices, int chunks) {
+  // Bounded before a layout of devices x chunks stages is made for them.
+  if (devices < 1 || devices > limits::kMaxDevices)
+    throw ConfigError(fmt::format("model costs: devices={} (expected 1..{})", devices,
+                                  limits::kMaxDevices));
+  if (chunks < 0 || static_cast<long long>(devices) * std::max(1, chunks) > limits::kMaxStages)
+    throw ConfigError(fmt::format("model costs: chunks={} on {} devices (expected 0..{} stages "
+                                  "in all)",
+                                  chunks, devices, limits::kMaxStages));
   if (!w.layout.empty() && !w.layers_per_stage.empty())
     throw ConfigError("--layout and --layers-per-stage: give one of them");
   Layout layout;

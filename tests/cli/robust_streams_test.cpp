@@ -151,6 +151,11 @@ TEST_CASE("values out of range are refused by costs and execute as by the other 
   CHECK(chunks.code == 2);
   CHECK_THAT(chunks.err, Contains("--chunks"));
   CHECK(chunks.code == run_ppsim({"simulate", "-s", "1f1b", "-p", "4", "-m", "8", "-v", "-1"}).code);
+  // a device count beyond the limit is refused before a layout is made for it (it was a
+  // billion-stage layout, gigabytes, before the model's own check)
+  const auto devices = run_ppsim({"costs", "-p", "1000000000", "--model", "zb-1.5b"});
+  CHECK(devices.code == 3);
+  CHECK_THAT(devices.err, Contains("devices=1000000000 (expected 1..4096)"));
   const auto seed = run_ppsim({"execute", "-s", "1f1b", "-p", "2", "-m", "2", "--dim", "8", "--tokens",
                          "4", "--blocks", "1", "--seed", "-1"});
   CHECK(seed.code == 3);

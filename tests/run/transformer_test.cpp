@@ -4,6 +4,7 @@
 #include "ppsim/io/layout_text.hpp"
 #include "ppsim/io/model_file.hpp"
 #include "ppsim/run/transformer.hpp"
+#include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -118,6 +119,25 @@ TEST_CASE("an even layout of a uniform model gives equal middle stages and the e
   CHECK(moved.costs.stages[3] == mc.costs.stages[3]);
   CHECK(moved.costs.stages[1].F < mc.costs.stages[1].F);
   CHECK(moved.costs.stages[2].F > mc.costs.stages[2].F);
+}
+
+TEST_CASE("a workload's layout bounds its devices and chunks before it is made",
+          "[run][model][bad-input]") {
+  WorkloadSpec w;
+  w.model = load_model("zb-1.5b");
+  w.device = load_device("h100");
+  CHECK(workload_layout(w, 4, 0).stages.size() == 4);
+  CHECK(workload_layout(w, 4, 2).stages.size() == 8);
+  // a billion devices were a billion-entry layout (gigabytes) before the model's check
+  CHECK_THAT(
+      test::message_of<ConfigError>([&] { (void)workload_layout(w, 1'000'000'000, 0); }),
+      Catch::Contains("devices=1000000000 (expected 1..4096)"));
+  CHECK_THAT(test::message_of<ConfigError>([&] { (void)workload_layout(w, 0, 0); }),
+             Catch::Contains("devices=0"));
+  CHECK_THAT(test::message_of<ConfigError>([&] { (void)workload_layout(w, 4096, 4096); }),
+             Catch::Contains("chunks=4096 on 4096 devices (expected 0..65536 stages"));
+  CHECK_THAT(test::message_of<ConfigError>([&] { (void)workload_layout(w, 4, -1); }),
+             Catch::Contains("chunks=-1"));
 }
 
 TEST_CASE("bytes per device of a small model, worked by hand", "[run][model]") {
