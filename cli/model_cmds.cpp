@@ -17,7 +17,6 @@
 #include "ppsim/sim/errors.hpp"
 #include "ppsim/viz/html_report.hpp"
 #include "ppsim/viz/models.hpp"
-#include "ppsim/viz/page_assets.hpp"
 #include "ppsim/viz/plan.hpp"
 
 #include <algorithm>
@@ -227,10 +226,7 @@ struct ValidateOptions {
 };
 
 int run_validate_model(const ValidateOptions& o, Io io) {
-  PublishedRuns runs = o.file.empty()
-                           ? parse_published_json(published_megatron_2021(),
-                                                  "data/published/megatron-2021.json (built in)")
-                           : load_published(o.file);
+  PublishedRuns runs = o.file.empty() ? builtin_published_runs() : load_published(o.file);
   double fail_above = -1;
   if (!o.fail_above.empty())
     fail_above = parse_non_negative(o.fail_above, "--fail-above") / 100;

@@ -20,6 +20,7 @@
 #include "ppsim/sim/iterations.hpp"
 #include "ppsim/viz/chrome_trace.hpp"
 #include "ppsim/viz/detail/documents.hpp"
+#include "ppsim/viz/models.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -148,6 +149,17 @@ TrainingSpec training_of(const Options& o) {
   return t;
 }
 
+// The model of `o` on its device (h100 unless given), with its training and recomputation, as
+// --model, --device, --dp ... --recompute make it.
+WorkloadSpec workload_of(const Options& o) {
+  WorkloadSpec w;
+  w.model = load_model(*o.model);
+  w.device = load_device(o.device.value_or("h100"));
+  w.training = training_of(o);
+  if (o.recompute) apply_recompute(w, parse_recompute(*o.recompute, "recompute"));
+  return w;
+}
+
 RunRequest request_of(const std::string& schedule, const Options& o) {
   RunRequest rq;
   rq.schedule = schedule;
@@ -164,12 +176,7 @@ RunRequest request_of(const std::string& schedule, const Options& o) {
       if (given) throw ConfigError(fmt::format("{}: needs model", name));
   if (o.model) {
     if (o.costs_file) throw ConfigError("model and costs_file: give one source of costs");
-    WorkloadSpec w;
-    w.model = load_model(*o.model);
-    w.device = load_device(o.device.value_or("h100"));
-    w.training = training_of(o);
-    if (o.recompute) apply_recompute(w, parse_recompute(*o.recompute, "recompute"));
-    rq.workload = std::move(w);
+    rq.workload = workload_of(o);
     // As --model with --costs: the model's costs, the given keys on top.
     if (!o.costs.is_none()) rq.cost_overrides = cost_text_of(o.costs);
     rq.mem_capacity_bytes = rq.workload->device.memory_gib * 1073741824.0;
@@ -508,6 +515,72 @@ PYBIND11_MODULE(ppsim, mod) {
       py::arg("costs_file") = py::none(), py::arg("straggler") = 1.5,
       "Simulates a measured run's order beside it, like `ppsim diff --json`: the measured, "
       "simulated and replayed metrics, the errors, and every idle window with its cause.");
+
+  // Models: `ppsim costs --json` and `ppsim validate-model --json` as plain data.
+  mod.def(
+      "costs",
+      [](const std::string& model, int p, std::optional<std::string> device, std::optional<int> v,
+         py::object costs, std::optional<std::string> recompute, int dp, int tp, int zero,
+         bool sequence_parallel, bool overlap_grad_reduce, int ep, std::string overlap,
+         std::optional<int> streams) {
+        Options o;
+        o.model = model;
+        o.device = std::move(device);
+        o.recompute = std::move(recompute);
+        o.dp = dp;
+        o.tp = tp;
+        o.zero = zero;
+        o.sequence_parallel = sequence_parallel;
+        o.overlap_grad_reduce = overlap_grad_reduce;
+        o.ep = ep;
+        o.overlap = std::move(overlap);
+        o.streams = streams;
+        const WorkloadSpec w = workload_of(o);
+        if (w.recompute_auto)
+          throw ConfigError("recompute: 'auto' depends on the schedule; give the choice, or use "
+                            "simulate");
+        const int chunks = v.value_or(0);
+        const Layout layout = workload_layout(w, p, chunks);
+        ModelCosts mc = model_costs(w.model, w.device, layout, p, w.training, w.recompute);
+        if (!costs.is_none()) {
+          const std::string text = cost_text_of(costs);
+          if (!text.empty()) apply_costs(mc.costs, text);
+        }
+        return to_python(detail::model_costs_document(w, mc, layout, p));
+      },
+      py::arg("model"), py::arg("p"), py::arg("device") = py::none(), py::arg("v") = py::none(),
+      py::arg("costs") = py::none(), py::arg("recompute") = py::none(), py::arg("dp") = 1,
+      py::arg("tp") = 1, py::arg("zero") = 0, py::arg("sequence_parallel") = true,
+      py::arg("overlap_grad_reduce") = false, py::arg("ep") = 1, py::arg("overlap") = "none",
+      py::arg("streams") = py::none(),
+      "A model's per-stage costs on p devices, like `ppsim costs --json`: the ppsim.costs/1 dict "
+      "(stages with F, B, W in ms, M_B, M_W, params) and its 'model' section, with, on a device "
+      "that knows its HBM bandwidth, 'breakdown': per stage where F's, B's, W's and R's time goes "
+      "(gemm_ms, attention_ms, memory_ms, tp_comm_ms, ep_comm_ms, overhead_ms) and its "
+      "optimizer_ms. device: a preset (h100 unless given) or a ppsim.device/1 file; v: chunks per "
+      "device; costs: overrides on top, as --costs; the rest as in simulate.");
+
+  mod.def(
+      "validate_model",
+      [](std::optional<std::string> file, std::optional<std::string> device) {
+        PublishedRuns runs = file ? load_published(*file) : builtin_published_runs();
+        if (device) {
+          const DeviceSpec d = load_device(*device);
+          for (PublishedRun& r : runs.runs) r.device = d;
+        }
+        nlohmann::ordered_json doc;
+        {
+          py::gil_scoped_release release;
+          doc = detail::validation_document(runs, validate_published(runs));
+        }
+        return to_python(doc);
+      },
+      py::arg("file") = py::none(), py::arg("device") = py::none(),
+      "Predicts published measured training runs, like `ppsim validate-model --json`: the "
+      "ppsim.validation/1 dict, one row per run (measured_tflops, predicted_tflops, error, "
+      "bubble_rate, iteration_ms, peak_gib; 'use' is 'fit' or 'check') and the error summaries "
+      "of the fitted and held-out runs. file: a ppsim.published/1 file (default: Megatron-LM's "
+      "2021 GPT runs on A100, built in); device: simulate every run on this device instead.");
 
 #undef PPSIM_RUN_ARGS
 #undef PPSIM_RUN_PARAMS

@@ -115,12 +115,25 @@ void apply_slicing(CostSpec& costs, const RunRequest& rq, int slices) {
   costs.slices = slice_costs(slice_lengths(rq.slicing, slices, attention), attention, scores);
 }
 
-CostSpec request_costs(const RunRequest& rq, int devices) {
+CostSpec request_costs(const RunRequest& rq, int devices, std::vector<StageTimeParts>* time_parts) {
   CostSpec costs = rq.costs;
+  if (time_parts != nullptr) time_parts->clear();
   if (rq.workload) {
-    costs = workload_costs(*rq.workload, devices, rq.chunks).costs;
+    ModelCosts mc = workload_costs(*rq.workload, devices, rq.chunks);
+    costs = std::move(mc.costs);
     if (!rq.cost_overrides.empty()) apply_costs(costs, rq.cost_overrides);
     costs.slow = rq.costs.slow;
+    // NOTE: overridden costs are no longer the sum of the model's parts: no breakdown then
+    if (time_parts != nullptr && rq.cost_overrides.empty())
+      for (std::size_t i = 0; i < mc.times.size(); ++i) {
+        TimeParts all = mc.times[i].F;
+        all += mc.times[i].B;
+        all += mc.times[i].W;
+        all += mc.times[i].R;
+        time_parts->push_back(StageTimeParts{all.gemm, all.attention, all.memory, all.tp_comm,
+                                             all.ep_comm, all.overhead,
+                                             i < mc.optimizer_ms.size() ? mc.optimizer_ms[i] : 0});
+      }
   }
   apply_slicing(costs, rq, rq.slices);
   return costs;
@@ -265,7 +278,7 @@ ResolvedRequest resolve_uncombined(const RunRequest& rq) {
   }
   // --recompute auto chooses per stage of that layout (v p stages for a chunked schedule).
   if (rq.workload && rq.workload->recompute_auto) return resolve_request(choose_recompute(rq).request);
-  r.costs = request_costs(rq, std::max(1, devices));
+  r.costs = request_costs(rq, std::max(1, devices), &r.time_parts);
   if (file) apply_slicing(r.costs, rq, r.schedule.slices);
   r.mem_limit = mem_limit_units(rq.mem_limit, devices, r.costs);
   if (file) return r;
@@ -377,6 +390,7 @@ Run run_unchecked(const RunRequest& rq) {
                 : run_schedule(std::move(schedule), costs, rq.comm, offload, dp, step);
   if (rq.offload.requested()) finish_offload_run(run, rq);
   run.mem_limit = mem_limit;
+  run.time_parts = std::move(resolved.time_parts);
   if (rq.jitter.requested()) {
     run.samples = sample_run(one ? *one : run.schedule, run.costs, rq.comm, rq.iterations, rq.jitter);
     run.parameters.emplace_back(

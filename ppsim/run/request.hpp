@@ -73,7 +73,10 @@ void check_command_work(double tasks, std::string_view what, std::string_view ho
 /// The costs of a request for `devices` devices: the workload's (then `cost_overrides`), or
 /// `costs` as given, with the slices' shares when it asks for slices (ppsim/run/slicing.hpp). The one
 /// place a request's costs are assembled.
-[[nodiscard]] CostSpec request_costs(const RunRequest& request, int devices);
+/// With `time_parts`, also where each stage's time goes (Run::time_parts; left empty where
+/// the costs are not a model's on a device that knows its kernels, or are overridden).
+[[nodiscard]] CostSpec request_costs(const RunRequest& request, int devices,
+                                     std::vector<StageTimeParts>* time_parts = nullptr);
 
 /// The chunks a model's layout is cut for: the request's own, or, for a named schedule that
 /// chooses its own count (looped and V schedules: two), that count; 0 = one stage a device.
@@ -115,6 +118,8 @@ struct ResolvedRequest {
   const ScheduleInfo* info{nullptr};
   /// What its generator said (ScheduleSpec::notes).
   std::vector<std::string> notes;
+  /// Where each stage's time goes, for the report (request_costs).
+  std::vector<StageTimeParts> time_parts;
   /// With --overlap, its F and backward pairs were combined into overlapped cells
   /// (combine_forward_backward): the lower bound of separate tasks does not hold.
   [[nodiscard]] bool combined() const { return cells > 0; }

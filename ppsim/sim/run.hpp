@@ -19,6 +19,19 @@
 
 namespace ppsim {
 
+/// Where one stage's F + B + W (with a recomputed forward) of one micro-batch spend their time,
+/// in ms, when its costs come from a model on a device that knows its kernels
+/// (ppsim/run/kernel_time.hpp), and the stage's optimizer step.
+struct StageTimeParts {
+  double gemm{0};       ///< the weight GEMMs
+  double attention{0};  ///< the attention core
+  double memory{0};     ///< elementwise and reduction kernels, bound by HBM
+  double tp_comm{0};    ///< tensor-parallel collectives
+  double ep_comm{0};    ///< expert-parallel all-to-alls
+  double overhead{0};   ///< the kernels' fixed cost
+  double optimizer{0};  ///< the stage's optimizer step (not part of F, B or W)
+};
+
 struct Run {
   Schedule schedule;
   CostModel costs;
@@ -50,6 +63,9 @@ struct Run {
   double bound_mem_limit{-1};
   /// What the generator said of its search (a search that ended at its work budget).
   std::vector<std::string> notes;
+  /// Per stage, where its model's time goes (the report's breakdown); empty for costs that
+  /// are not a model's on a device that knows its kernels, or that --costs overrides.
+  std::vector<StageTimeParts> time_parts;
 
   [[nodiscard]] bool has_lower_bound() const { return lower_bound >= 0; }
 };

@@ -3,6 +3,8 @@
 
 #include "ppsim/io/detail/cost_document.hpp"
 #include "ppsim/io/layout_text.hpp"
+#include "ppsim/viz/detail/documents.hpp"
+#include "ppsim/viz/page_assets.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -111,15 +113,17 @@ std::string models_json(std::span<const ModelSpec> models) {
   return all.dump(2);
 }
 
-std::string model_costs_json(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout,
-                             int devices) {
+namespace detail {
+
+ojson model_costs_document(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout,
+                           int devices) {
   ojson doc = detail::cost_spec_document(
       mc.costs, fmt::format("{} on {}, {} devices", w.model.name, w.device.name, devices));
   doc["model"] = model_section(w, mc, layout);
-  return doc.dump(2) + "\n";
+  return doc;
 }
 
-std::string validation_json(const PublishedRuns& runs, const Validation& v) {
+ojson validation_document(const PublishedRuns& runs, const Validation& v) {
   ojson doc;
   doc["schema"] = "ppsim.validation/1";
   doc["source"] = runs.source;
@@ -147,7 +151,23 @@ std::string validation_json(const PublishedRuns& runs, const Validation& v) {
   doc["rows"] = std::move(rows);
   doc["fit"] = summary_json(v.fit);
   doc["check"] = summary_json(v.check);
-  return doc.dump(2);
+  return doc;
+}
+
+} // namespace detail
+
+std::string model_costs_json(const WorkloadSpec& w, const ModelCosts& mc, const Layout& layout,
+                             int devices) {
+  return detail::model_costs_document(w, mc, layout, devices).dump(2) + "\n";
+}
+
+PublishedRuns builtin_published_runs() {
+  return parse_published_json(published_megatron_2021(),
+                              "data/published/megatron-2021.json (built in)");
+}
+
+std::string validation_json(const PublishedRuns& runs, const Validation& v) {
+  return detail::validation_document(runs, v).dump(2);
 }
 
 } // namespace ppsim

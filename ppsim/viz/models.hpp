@@ -23,6 +23,10 @@ namespace ppsim {
 [[nodiscard]] std::string model_costs_json(const WorkloadSpec& w, const ModelCosts& mc,
                                            const Layout& layout, int devices);
 
+/// The published measured runs built in (data/published/megatron-2021.json: Megatron-LM's GPT
+/// runs of 2021 on A100), what `ppsim validate-model` predicts without a file.
+[[nodiscard]] PublishedRuns builtin_published_runs();
+
 /// ppsim.validation/1: every published run with what ppsim predicts for it, and the error
 /// summaries of the runs fitted and of those held out.
 [[nodiscard]] std::string validation_json(const PublishedRuns& runs, const Validation& v);

@@ -192,6 +192,37 @@ void write_stage_costs(std::string& out, const CostModel& costs) {
   out += '}';
 }
 
+// Where each stage's time goes (Run::time_parts), ms per part: "time_parts" with one array per
+// part, written only when the run has them for every stage.
+void write_time_parts(std::string& out, const Run& r) {
+  const std::span<const StageTimeParts> tp(r.time_parts);
+  const auto part = [&](std::string_view name, double StageTimeParts::*field) {
+    key(out, name);
+    out += '[';
+    for (std::size_t i = 0; i < tp.size(); ++i) {
+      if (i > 0) out += ',';
+      append_json_number(out, tp[i].*field);
+    }
+    out += ']';
+  };
+  key(out, "time_parts");
+  out += '{';
+  part("gemm", &StageTimeParts::gemm);
+  out += ',';
+  part("attention", &StageTimeParts::attention);
+  out += ',';
+  part("memory", &StageTimeParts::memory);
+  out += ',';
+  part("tp_comm", &StageTimeParts::tp_comm);
+  out += ',';
+  part("ep_comm", &StageTimeParts::ep_comm);
+  out += ',';
+  part("overhead", &StageTimeParts::overhead);
+  out += ',';
+  part("optimizer", &StageTimeParts::optimizer);
+  out += "},";
+}
+
 // Tasks, per device in execution order ("dev"), and the second halves of the FB cells ("fb").
 void write_tasks(std::string& out, const RunFrame& f) {
   const Timeline& tl = f.run.timeline;
@@ -320,6 +351,7 @@ void write_run(std::string& out, const Run& r) {
   out += ',';
   write_stage_costs(out, r.costs);
   out += ',';
+  if (!r.time_parts.empty() && r.time_parts.size() == r.costs.stage.size()) write_time_parts(out, r);
   write_tasks(out, f);
   out += ',';
   write_series(out, "mem", f, f.memory);

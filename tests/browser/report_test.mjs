@@ -80,6 +80,28 @@ try {
   check.equal(b.errors.length, 0, 'no script errors with an offload');
   await po.close();
 
+  // --- a model's costs: each run's details say where each stage's time goes ---
+  const mod = join(work, 'model.html');
+  run(['compare', '-s', '1f1b,zb-v', '-p', '4', '-m', '8', '--model', 'llama3-8b', '--device', 'h100',
+       '--tp', '2', '--html', mod]);
+  const pm = await b.page();
+  await pm.goto('file://' + mod);
+  await pm.waitForSelector('#ppsim-root[data-ready="true"]');
+  const parts = await pm.$$eval('table.time-parts', (ts) => ts.map((t) => ({
+    rows: t.querySelectorAll('tr').length, head: t.querySelector('tr').textContent,
+    first: t.querySelectorAll('tr')[1].textContent })));
+  check.ok(parts.length === 2 && parts[0].rows === 1 + 4 && parts[1].rows === 1 + 8 &&
+    parts.every((t) => /GEMM/.test(t.head) && /TP comm/.test(t.head) && /optimizer step/.test(t.head)),
+    'with a model each run shows its stages\' time by part (4 stages of 1f1b, 8 of zb-v)', parts);
+  check.equal(b.errors.length, 0, 'no script errors with a model');
+  await pm.close();
+  const pp = await b.page();
+  await pp.goto('file://' + small);
+  await pp.waitForSelector('#ppsim-root[data-ready="true"]');
+  check.equal(await pp.$$eval('table.time-parts', (ts) => ts.length), 0,
+    'costs given as numbers show no breakdown');
+  await pp.close();
+
   // --- sequence slices: a task is named by its micro-batch and slice ---
   const sl = join(work, 'sliced.html');
   run(['compare', '-s', 'seq1f1b', '--slices', '2', '-p', '2', '-m', '2', '--costs', 'F=4,B=4,W=4', '--html', sl]);

@@ -278,3 +278,40 @@ def test_schedule_with_overlap_is_the_combined_order_export_writes(tmp_path):
         ["1F0", "1B0", "1F1", "1B1", "1F2", "1B2"]
     with pytest.raises(ppsim.ConfigError, match="overlap: needs model"):
         ppsim.schedule("1f1b", p=2, m=3, overlap="a2a")
+
+
+def test_costs_and_validate_model_are_the_documents_of_the_cli():
+    # a model's costs with where each stage's time goes, as `ppsim costs --json`
+    got = ppsim.costs("llama3-8b", p=4, device="h100", tp=2, dp=2, recompute="selective")
+    assert got == cli_json("costs", "-p", "4", "--model", "llama3-8b", "--device", "h100",
+                           "--tp", "2", "--dp", "2", "--recompute", "selective")
+    assert got["schema"] == "ppsim.costs/1" and len(got["stages"]) == 4
+    parts = got["model"]["breakdown"][1]["F"]
+    assert parts["gemm_ms"] > 0 and parts["tp_comm_ms"] > 0
+    assert ppsim.costs("zb-1.5b", p=2, v=2, costs={"comm": 0.5}) == \
+        cli_json("costs", "-p", "2", "-v", "2", "--model", "zb-1.5b", "--costs", "comm=0.5")
+    # the published runs predicted, as `ppsim validate-model --json`
+    v = ppsim.validate_model()
+    assert v == cli_json("validate-model")
+    assert v["schema"] == "ppsim.validation/1"
+    assert {r["use"] for r in v["rows"]} == {"fit", "check"}
+    assert ppsim.validate_model(device="h100") == cli_json("validate-model", "--device", "h100")
+
+
+def test_bad_costs_and_validate_model_inputs_are_config_errors(tmp_path):
+    for kwargs, message in [({"p": 10**9}, r"devices=1000000000 \(expected 1..4096\)"),
+                            ({"p": 0}, "devices=0"),
+                            ({"p": 4, "v": -1}, "chunks=-1"),
+                            ({"p": 4, "recompute": "auto"}, "'auto' depends on the schedule"),
+                            ({"p": 4, "device": "tpu"}, "tpu"),
+                            ({"p": 4, "ep": 2}, "has no experts")]:
+        with pytest.raises(ppsim.ConfigError, match=message):
+            ppsim.costs("zb-1.5b", **kwargs)
+    with pytest.raises(ppsim.ConfigError, match="zb-99b"):
+        ppsim.costs("zb-99b", p=4)
+    bad = tmp_path / "runs.json"
+    bad.write_text('{"schema": "ppsim.published/1", "runs": 3}')
+    with pytest.raises(ppsim.ConfigError, match="runs.json"):
+        ppsim.validate_model(str(bad))
+    with pytest.raises(ppsim.ConfigError, match="tpu"):
+        ppsim.validate_model(device="tpu")

@@ -2,7 +2,10 @@
 // exact times, the metrics of compare --json, safe text, determinism.
 #include "ppsim/viz/report_data.hpp"
 
+#include "ppsim/io/device_file.hpp"
+#include "ppsim/io/model_file.hpp"
 #include "ppsim/run/compare.hpp"
+#include "ppsim/run/request.hpp"
 #include "ppsim/sim/metrics.hpp"
 #include "ppsim/viz/metrics_json.hpp"
 #include "ppsim/viz/svg.hpp"
@@ -111,6 +114,42 @@ TEST_CASE("the report data carries compare --json's metrics, the palette and the
   CHECK(run["mem_limit"].is_null());
   CHECK(run["stage_costs"]["F"].size() == 8);
   CHECK(run["stage_costs"]["F"][0] == 1.0);  // 2 ms per device-stage over 2 chunks
+}
+
+TEST_CASE("a model's run carries where each stage's time goes, summing to its F + B + W",
+          "[viz][report-data]") {
+  RunRequest rq;
+  rq.schedule = "zb-v";
+  rq.devices = 4;
+  rq.microbatches = 8;
+  WorkloadSpec w;
+  w.model = load_model("llama3-8b");
+  w.model.recompute = Recompute::selective;  // B holds the recomputed attention core (R)
+  w.device = load_device("h100");
+  w.training.tp = 2;
+  rq.workload = w;
+  const std::vector<Run> runs = {run_request(rq)};
+  const json run = data_of(runs)["runs"][0];
+  REQUIRE(run.contains("time_parts"));
+  const json& tp = run["time_parts"];
+  REQUIRE(tp["gemm"].size() == 8);  // the V's 2 p stages
+  for (std::size_t s = 0; s < 8; ++s) {
+    CAPTURE(s);
+    double sum = 0;
+    for (const char* part : {"gemm", "attention", "memory", "tp_comm", "ep_comm", "overhead"})
+      sum += tp[part][s].get<double>();
+    const StageCosts& c = runs[0].costs.stage[s];
+    // each of F, B, W is its parts' sum rounded to the nanosecond
+    CHECK(sum == Approx(ticks_to_ms(c.F + c.B + c.W)).margin(3e-6));
+    CHECK(tp["gemm"][s].get<double>() > 0);
+    CHECK(tp["tp_comm"][s].get<double>() > 0);
+    CHECK(tp["ep_comm"][s].get<double>() == 0);  // a dense model
+    CHECK(tp["optimizer"][s].get<double>() > 0);
+  }
+  // costs that --costs overrides are no longer the model's parts; plain costs have none
+  rq.cost_overrides = "F=1";
+  CHECK(!data_of({run_request(rq)})["runs"][0].contains("time_parts"));
+  CHECK(!data_of({make_run("1f1b", 4, 8, "F=1,B=1,W=1")})["runs"][0].contains("time_parts"));
 }
 
 TEST_CASE("the report data is byte-stable and safe inside a script element", "[viz][report-data]") {

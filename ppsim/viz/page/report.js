@@ -948,6 +948,21 @@
         [s, ms(sc.F[s]), ms(sc.B[s]), ms(sc.W[s]), ms(sc.BW[s]), mem(sc.MB[s]), mem(sc.MW[s])].forEach(function (v) { el('td', null, tr, String(v)); });
       }
       if (sc.F.length > 32) el('td', { class: 'name', colspan: 7 }, el('tr', null, st), '... ' + (sc.F.length - 32) + ' more stages');
+      // Where the model's time goes, per stage: F + B + W (and a recomputed forward) of one
+      // micro-batch, by part, and the stage's optimizer step.
+      var tp = run.src.time_parts;
+      if (tp) {
+        var pt = el('table', { class: 'time-parts' }, box);
+        el('caption', null, pt, 'where the time goes, per stage: F + B + W of one micro-batch (ms)');
+        var ph = el('tr', null, pt);
+        ['stage', 'GEMM', 'attention', 'memory-bound', 'TP comm', 'EP all-to-all', 'kernel overhead', 'memory-bound share', 'optimizer step'].forEach(function (h) { el('th', null, ph, h); });
+        for (var q = 0; q < tp.gemm.length && q < 32; q++) {
+          var all = tp.gemm[q] + tp.attention[q] + tp.memory[q] + tp.tp_comm[q] + tp.ep_comm[q] + tp.overhead[q];
+          var pr = el('tr', null, pt);
+          [q, ms(tp.gemm[q]), ms(tp.attention[q]), ms(tp.memory[q]), ms(tp.tp_comm[q]), ms(tp.ep_comm[q]), ms(tp.overhead[q]), pct(all > 0 ? tp.memory[q] / all : 0), ms(tp.optimizer[q])].forEach(function (v) { el('td', null, pr, String(v)); });
+        }
+        if (tp.gemm.length > 32) el('td', { class: 'name', colspan: 9 }, el('tr', null, pt), '... ' + (tp.gemm.length - 32) + ' more stages');
+      }
     });
 
     // Draw every timeline once, one per frame (the page shows at once, the rest follows); after
