@@ -41,10 +41,7 @@ void write_breakdown(std::ostream& out, const ModelCosts& mc) {
                      "stage", "gemm_ms", "attn_ms", "memory_ms", "tp_ms", "a2a_ms", "kernel_ms",
                      "memory", "optimizer_ms");
   for (std::size_t i = 0; i < mc.times.size(); ++i) {
-    TimeParts all = mc.times[i].F;
-    all += mc.times[i].B;
-    all += mc.times[i].W;
-    all += mc.times[i].R;
+    const TimeParts all = mc.times[i].all();
     const auto ms = [](double v) { return human_ms(ms_to_ticks(v, "a part of a stage's time")); };
     out << fmt::format("{:>5}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}  {:>12}\n", i,
                        ms(all.gemm), ms(all.attention), ms(all.memory), ms(all.tp_comm),

@@ -32,6 +32,14 @@ LayerTimes& LayerTimes::operator+=(const LayerTimes& o) {
 
 LayerTimes LayerTimes::scaled(double n) const { return {F.scaled(n), B.scaled(n), W.scaled(n), R.scaled(n)}; }
 
+TimeParts LayerTimes::all() const {
+  TimeParts sum = F;
+  sum += B;
+  sum += W;
+  sum += R;
+  return sum;
+}
+
 bool kernel_level(const DeviceSpec& d) { return d.hbm_gbytes_per_s > 0; }
 
 namespace {

@@ -38,6 +38,8 @@ struct LayerTimes {
   TimeParts F, B, W, R;
   LayerTimes& operator+=(const LayerTimes& o);
   [[nodiscard]] LayerTimes scaled(double n) const;
+  /// F + B + W + R: where one micro-batch's time goes, over all its tasks.
+  [[nodiscard]] TimeParts all() const;
 };
 
 /// True when the device knows its HBM bandwidth, so that the times below apply; otherwise a

@@ -126,10 +126,7 @@ CostSpec request_costs(const RunRequest& rq, int devices, std::vector<StageTimeP
     // NOTE: overridden costs are no longer the sum of the model's parts: no breakdown then
     if (time_parts != nullptr && rq.cost_overrides.empty())
       for (std::size_t i = 0; i < mc.times.size(); ++i) {
-        TimeParts all = mc.times[i].F;
-        all += mc.times[i].B;
-        all += mc.times[i].W;
-        all += mc.times[i].R;
+        const TimeParts all = mc.times[i].all();
         time_parts->push_back(StageTimeParts{all.gemm, all.attention, all.memory, all.tp_comm,
                                              all.ep_comm, all.overhead,
                                              i < mc.optimizer_ms.size() ? mc.optimizer_ms[i] : 0});
