@@ -5,6 +5,7 @@
 //   ppsim compare -s 1f1b,zb-h1 -p 4 -m 8 --calibrate dim=1024,tokens=1024,blocks=2
 #include "cli/commands.hpp"
 #include "model/calibrate.hpp"
+#include "model/cpu_device.hpp"
 #include "ppsim/io/atomic_file.hpp"
 #include "ppsim/io/text_parse.hpp"
 #include "ppsim/sim/errors.hpp"
@@ -24,7 +25,7 @@ namespace {
 
 struct CalibrateOptions {
   std::string dim, tokens, blocks, blocks_per_stage, stages, threads{"1"}, repeats{"0"};
-  std::string dtype{"f32"}, comm, output;
+  std::string dtype{"f32"}, comm, output, device_file;
   bool json{false};
 };
 
@@ -95,6 +96,11 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action) {
       ->type_name("MS");
   cmd->add_option("-o,--output", o->output, "write the cost file (atomically; - for stdout)")
       ->type_name("FILE");
+  cmd->add_option("--device-file", o->device_file,
+                  "also measure this CPU as a device (ppsim.device/1: GEMM efficiency by size over "
+                  "square GEMMs of 32 to 2048, F/B/W on the MLP's shapes, memory bandwidth, a "
+                  "kernel's cost) and write it to this file, for --device FILE with --model")
+      ->type_name("FILE");
   cmd->add_flag("--json", o->json, "print the cost file to stdout instead of the summary");
   const calibrate::RepeatRule rule;
   cmd->footer(fmt::format(
@@ -109,11 +115,21 @@ void add_calibrate_command(CLI::App& app, Io io, Action& action) {
   cmd->callback([io, &action, o] {
     action = [io, o] {
       if (!o->output.empty()) check_output_path(o->output, "--output");
-      const auto result = calibrate::run_calibration(to_options(*o), &io.progress);
+      if (!o->device_file.empty()) check_output_path(o->device_file, "--device-file");
+      const calibrate::CalibrationOptions options = to_options(*o);
+      const auto result = calibrate::run_calibration(options, &io.progress);
       io.progress.finish();
       for (const std::string& w : result.warnings)
         io.err << "ppsim: warning: calibrate: " << w << "\n";
       const std::string doc = calibrate::cost_file_json(result);
+      if (!o->device_file.empty()) {
+        const long long dim = options.dim;
+        const DeviceSpec cpu = calibrate::measure_cpu(
+            {{{dim, 4 * dim}, {4 * dim, dim}}, options.tokens}, options.threads,
+            fmt::format("the MLP of dim {}, {} tokens", options.dim, options.tokens));
+        write_file_atomically(o->device_file, [&](std::ostream& f) { f << device_json(cpu); });
+        io.err << fmt::format("ppsim: calibrate: wrote {} ({})\n", o->device_file, cpu.source);
+      }
       if (o->output == "-") {  // the document alone on stdout
         io.out << doc;
         return 0;

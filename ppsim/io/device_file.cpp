@@ -7,6 +7,7 @@
 #include "ppsim/sim/errors.hpp"
 
 #include <array>
+#include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -192,6 +193,29 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
        [&](const json& v, const std::string& at) { detail::read_fields(r, v, at, tp_link); }},
       {"gpus_per_node", false, "",
        [&](const json& v, const std::string& at) { d.gpus_per_node = r.integer(v, at, 1, 4096); }},
+      {"gemm_curve", false, "",
+       [&](const json& v, const std::string& at) {
+         r.array(v, at);
+         if (v.empty() || v.size() > kMaxGemmCurvePoints)
+           r.fail(at, fmt::format("{} points: expected 1..{}", v.size(), kMaxGemmCurvePoints));
+         d.gemm_curve.assign(v.size(), GemmPoint{});
+         for (std::size_t i = 0; i < v.size(); ++i) {
+           GemmPoint& g = d.gemm_curve[i];
+           const detail::Field point[] = {
+               {"gflop", true, "missing", positive(g.gflop, 1e9, "GFLOP")},
+               {"fraction", true, "missing", fraction(g.fraction)},
+           };
+           const std::string here = fmt::format("{}/{}", at, i);
+           detail::read_fields(r, v[i], here, point);
+           if (i > 0 && g.gflop <= d.gemm_curve[i - 1].gflop)
+             r.fail(here + "/gflop", fmt::format("{}: expected more than the point before ({})",
+                                                 g.gflop, d.gemm_curve[i - 1].gflop));
+         }
+       }},
+      {"source", false, "",
+       [&](const json& v, const std::string& at) {
+         d.source = fmt::format("{} ({})", where, excerpt(r.string(v, at), 200));
+       }},
       {"host_memory_gib", false, "",
        [&](const json& v, const std::string& at) {
          d.host_memory_gib = r.number(v, at);
@@ -201,6 +225,46 @@ DeviceSpec parse_device_json(std::string_view text, std::string_view where) {
   };
   detail::read_fields(r, doc, "", fields);
   return d;
+}
+
+double gemm_fraction(const DeviceSpec& d, double flops) {
+  const std::vector<GemmPoint>& c = d.gemm_curve;
+  if (c.empty()) return 1;
+  const double gflop = flops * 1e-9;
+  if (gflop <= c.front().gflop) return c.front().fraction;
+  if (gflop >= c.back().gflop) return c.back().fraction;
+  std::size_t i = 1;
+  while (c[i].gflop < gflop) ++i;
+  const double t = std::log(gflop / c[i - 1].gflop) / std::log(c[i].gflop / c[i - 1].gflop);
+  return c[i - 1].fraction + t * (c[i].fraction - c[i - 1].fraction);
+}
+
+std::string device_json(const DeviceSpec& d) {
+  json doc = {{"schema", "ppsim.device/1"},
+              {"name", d.name},
+              {"source", d.source},
+              {"peak_tflops", d.peak_tflops},
+              {"efficiency", {{"F", d.efficiency_F}, {"B", d.efficiency_B}, {"W", d.efficiency_W}}}};
+  if (d.memory_gib > 0) doc["memory_gib"] = d.memory_gib;
+  json link = {{"latency_ms", d.link_latency_ms}};
+  if (d.link_gbytes_per_s > 0) link["gbytes_per_s"] = d.link_gbytes_per_s;
+  doc["link"] = link;
+  if (d.host_link_gbytes_per_s > 0)
+    doc["host_link"] = {{"gbytes_per_s", d.host_link_gbytes_per_s},
+                        {"latency_ms", d.host_link_latency_ms},
+                        {"shared", d.host_link_shared}};
+  if (d.host_memory_gib > 0) doc["host_memory_gib"] = d.host_memory_gib;
+  if (d.hbm_gbytes_per_s > 0)
+    doc["hbm"] = {{"gbytes_per_s", d.hbm_gbytes_per_s}, {"efficiency", d.hbm_efficiency}};
+  doc["kernel_overhead_us"] = d.kernel_overhead_us;
+  if (d.tp_link_gbytes_per_s > 0) doc["tp_link"] = {{"gbytes_per_s", d.tp_link_gbytes_per_s}};
+  doc["gpus_per_node"] = d.gpus_per_node;
+  if (!d.gemm_curve.empty()) {
+    json curve = json::array();
+    for (const GemmPoint& g : d.gemm_curve) curve.push_back({{"gflop", g.gflop}, {"fraction", g.fraction}});
+    doc["gemm_curve"] = curve;
+  }
+  return doc.dump(2) + "\n";
 }
 
 DeviceSpec load_device(const std::string& name) {

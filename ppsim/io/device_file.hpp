@@ -3,11 +3,20 @@
 // point-to-point link between pipeline stages.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ppsim {
+
+/// One point of a device's GEMM efficiency by size: one GEMM kernel of `gflop` GFLOP reaches
+/// `fraction` of its kind's efficiency (efficiency_F, _B or _W).
+struct GemmPoint {
+  double gflop{0};
+  double fraction{1};
+};
 
 struct DeviceSpec {
   std::string name;
@@ -37,6 +46,12 @@ struct DeviceSpec {
   /// Devices on one node, joined by the tp_link (NVLink); a group larger than a node (an
   /// expert-parallel all-to-all over --tp x --ep devices) crosses it on `link` (InfiniBand).
   int gpus_per_node{8};
+  /// GEMM efficiency by size (small GEMMs reach less of the peak), ascending in gflop: a kernel
+  /// between two points gets the fraction interpolated in log GFLOP, beyond the ends the end's.
+  /// Applies where GEMMs are timed one by one (kernel_level). Empty: every GEMM at its kind's
+  /// efficiency (the presets, fitted on published runs). `ppsim calibrate --device-file` and
+  /// `--device cpu` measure it on this CPU.
+  std::vector<GemmPoint> gemm_curve;
   std::string source;            ///< preset, file, or measurement, for reports
 };
 
@@ -53,7 +68,19 @@ struct DeviceSpec {
 /// Reads `{"schema": "ppsim.device/1", "name"?, "peak_tflops", "efficiency"?: {"F", "B", "W"},
 /// "memory_gib"?, "link"?: {"latency_ms", "gbytes_per_s"}, "host_link"?: {"gbytes_per_s",
 /// "latency_ms"?, "shared"?}, "host_memory_gib"?, "hbm"?: {"gbytes_per_s", "efficiency"?},
-/// "kernel_overhead_us"?, "tp_link"?: {"gbytes_per_s"}, "gpus_per_node"?}`.
+/// "kernel_overhead_us"?, "tp_link"?: {"gbytes_per_s"}, "gpus_per_node"?, "gemm_curve"?:
+/// [{"gflop", "fraction"}, ...] (1..limits' kMaxGemmCurvePoints, gflop strictly ascending)}`.
 [[nodiscard]] DeviceSpec parse_device_json(std::string_view text, std::string_view where);
+
+/// The most points a gemm_curve holds.
+inline constexpr std::size_t kMaxGemmCurvePoints = 64;
+
+/// The fraction of its kind's efficiency one GEMM kernel of `flops` reaches on `device`: 1
+/// without a curve, else the curve at log10(flops / 1e9), clamped to its ends.
+[[nodiscard]] double gemm_fraction(const DeviceSpec& device, double flops);
+
+/// `device` as a ppsim.device/1 document that parse_device_json reads back to the same
+/// numbers (its name and source as "name" and "source").
+[[nodiscard]] std::string device_json(const DeviceSpec& device);
 
 } // namespace ppsim

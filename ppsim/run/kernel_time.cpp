@@ -112,8 +112,9 @@ double kernel_ms(const DeviceSpec& d, double flops, double bytes, double efficie
 
 double gemm_ms(const DeviceSpec& d, double m, double n, double k, double efficiency,
                double value_bytes, double c_bytes, double batch) {
-  return kernel_ms(d, 2 * m * n * k * batch,
-                   batch * (value_bytes * (m * k + k * n) + c_bytes * m * n), efficiency);
+  const double flops = 2 * m * n * k * batch;
+  return kernel_ms(d, flops, batch * (value_bytes * (m * k + k * n) + c_bytes * m * n),
+                   efficiency * gemm_fraction(d, flops));
 }
 
 double hbm_ms(const DeviceSpec& d, double bytes) {

@@ -52,7 +52,7 @@ struct LayerTimes {
 [[nodiscard]] double kernel_ms(const DeviceSpec& device, double flops, double bytes, double efficiency);
 
 /// One GEMM C[m x n] = A[m x k] B[k x n], `batch` times, as one kernel_ms of 2mnk FLOPs and its
-/// operands' bytes. `c_bytes` is the width of C (a weight gradient accumulated in fp32 reads and
+/// operands' bytes, at `efficiency` times the device's gemm_fraction for that kernel's FLOPs. `c_bytes` is the width of C (a weight gradient accumulated in fp32 reads and
 /// writes 4 + 4).
 [[nodiscard]] double gemm_ms(const DeviceSpec& device, double m, double n, double k,
                              double efficiency, double value_bytes, double c_bytes,

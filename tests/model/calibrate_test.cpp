@@ -1,5 +1,6 @@
 // Tests of the calibration: gradients of the split backward, accounting, options, the cost file.
 #include "model/calibrate.hpp"
+#include "model/cpu_device.hpp"
 
 #include "ppsim/io/cost_file.hpp"
 #include "ppsim/schedules/registry.hpp"
@@ -422,4 +423,29 @@ TEST_CASE("noisy kinds are warnings that state the threshold and whether the cap
   m.F.noise = 0.01;
   m.B.noise = 0.01;
   CHECK(noise_warnings(m).empty());
+}
+
+TEST_CASE("this CPU as a device: the curve is each GEMM's rate over the best, F/B/W give back their times", "[calibrate][cpu-device]") {
+  // 1, 8 and 64 GFLOP at 10, 40 and 50 GFLOP/s
+  const std::vector<GemmTiming> grid = {{1e9, 100}, {8e9, 200}, {64e9, 1280}};
+  const GemmCurveFit fit = fit_gemm_curve(grid);
+  CHECK(fit.best_gflops == Approx(50));
+  REQUIRE(fit.curve.size() == 3);
+  CHECK(fit.curve[0].gflop == Approx(1));
+  CHECK(fit.curve[0].fraction == Approx(0.2));
+  CHECK(fit.curve[1].fraction == Approx(0.8));
+  CHECK(fit.curve[2].fraction == Approx(1));
+  DeviceSpec d;
+  d.peak_tflops = fit.best_gflops / 1000;
+  d.gemm_curve = fit.curve;
+  // a kind whose 8-GFLOP GEMM took 400 ms (20 GFLOP/s, half of what the curve says at 8 GFLOP)
+  // and whose 64-GFLOP GEMM took 2560 ms (25 GFLOP/s, half of 50)
+  const std::vector<GemmTiming> kind = {{8e9, 400}, {64e9, 2560}};
+  const double e = fitted_efficiency(kind, d);
+  CHECK(e == Approx(0.5));
+  // the model gives back the measured total
+  double model_ms = 0;
+  for (const GemmTiming& t : kind) model_ms += t.flops / (d.peak_tflops * 1e12 * e * gemm_fraction(d, t.flops)) * 1e3;
+  CHECK(model_ms == Approx(2960));
+  CHECK_THROWS_AS(fit_gemm_curve(std::vector<GemmTiming>{{1e9, 0}}), ConfigError);
 }

@@ -10,6 +10,8 @@
 #include "tests/test_helpers.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <fmt/format.h>
 
 using namespace ppsim;
 using Catch::Matchers::Contains;
@@ -162,4 +164,72 @@ TEST_CASE("device and model files: hbm, tp_link, kernel_overhead_us, flash_atten
                (void)parse_model_json(R"({"schema": "ppsim.model/1", "layers": 2, "hidden": 64, "heads": 4, "seq": 128, "vocab": 100, "flash_attention": 1})", "m.json");
              }),
              Contains("m.json: /flash_attention: expected true or false"));
+}
+
+TEST_CASE("a device's GEMM curve: read, interpolated in log GFLOP, applied per GEMM, written back", "[io][model][kernel]") {
+  DeviceSpec d = parse_device_json(
+      R"({"schema": "ppsim.device/1", "peak_tflops": 100, "hbm": {"gbytes_per_s": 1e6},
+          "gemm_curve": [{"gflop": 0.01, "fraction": 0.2}, {"gflop": 1, "fraction": 0.6},
+                         {"gflop": 100, "fraction": 1}], "source": "measured by hand"})",
+      "d.json");
+  REQUIRE(d.gemm_curve.size() == 3);
+  CHECK(d.source == "d.json (measured by hand)");
+  // the ends hold beyond them; between points the fraction is linear in log10(GFLOP)
+  CHECK(gemm_fraction(d, 1e6) == 0.2);
+  CHECK(gemm_fraction(d, 1e7) == 0.2);
+  CHECK(gemm_fraction(d, 1e9) == Approx(0.6));
+  CHECK(gemm_fraction(d, 1e8) == Approx(0.4));   // halfway from 0.01 to 1 GFLOP
+  CHECK(gemm_fraction(d, 1e10) == Approx(0.8));  // halfway from 1 to 100
+  CHECK(gemm_fraction(d, 1e15) == 1);
+  CHECK(gemm_fraction(round_device(), 1e3) == 1);  // no curve: the kind's efficiency
+  // a 1000^3 GEMM (2 GFLOP, fraction 0.6 + 0.4 log10(2) / 2) at 100 TFLOP/s x 0.5
+  const double f = 0.6 + 0.4 * std::log10(2.0) / 2;
+  CHECK(gemm_ms(d, 1000, 1000, 1000, 0.5, 2, 2) == Approx(2e9 / (100e12 * 0.5 * f) * 1e3));
+  // the same layer is slower with the curve than without, and only in its GEMMs
+  DeviceSpec flat = d;
+  flat.gemm_curve.clear();
+  const LayerTimes with = decoder_layer_times(small_gpt(), d, {}, Recompute::none);
+  const LayerTimes without = decoder_layer_times(small_gpt(), flat, {}, Recompute::none);
+  CHECK(with.F.gemm > without.F.gemm);
+  CHECK(with.F.memory == without.F.memory);
+  // device_json reads back to the same numbers
+  d.memory_gib = 64;
+  d.link_latency_ms = 0.002;
+  d.link_gbytes_per_s = 12.5;
+  d.kernel_overhead_us = 0.25;
+  const DeviceSpec back = parse_device_json(device_json(d), "back.json");
+  CHECK(back.peak_tflops == d.peak_tflops);
+  CHECK(back.efficiency_F == d.efficiency_F);
+  CHECK(back.hbm_gbytes_per_s == d.hbm_gbytes_per_s);
+  CHECK(back.memory_gib == 64);
+  CHECK(back.link_gbytes_per_s == 12.5);
+  CHECK(back.kernel_overhead_us == 0.25);
+  REQUIRE(back.gemm_curve.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(back.gemm_curve[i].gflop == d.gemm_curve[i].gflop);
+    CHECK(back.gemm_curve[i].fraction == d.gemm_curve[i].fraction);
+  }
+  CHECK(device_json(back).find("\"gemm_curve\"") != std::string::npos);
+}
+
+TEST_CASE("a GEMM curve that is not one is refused, naming the point", "[io][model][kernel]") {
+  const auto bad = [](const std::string& curve) {
+    return error_of<ConfigError>([&] {
+      (void)parse_device_json(R"({"schema": "ppsim.device/1", "peak_tflops": 100, "gemm_curve": )" + curve + "}",
+                              "d.json");
+    });
+  };
+  CHECK_THAT(bad("[]"), Contains("d.json: /gemm_curve: 0 points: expected 1..64"));
+  CHECK_THAT(bad("{}"), Contains("/gemm_curve: expected an array"));
+  CHECK_THAT(bad(R"([{"gflop": 1}])"), Contains("/gemm_curve/0/fraction: missing"));
+  CHECK_THAT(bad(R"([{"gflop": 0, "fraction": 1}])"), Contains("/gemm_curve/0/gflop: 0: expected a positive GFLOP"));
+  CHECK_THAT(bad(R"([{"gflop": 1, "fraction": 0}])"), Contains("/gemm_curve/0/fraction: 0: expected a fraction"));
+  CHECK_THAT(bad(R"([{"gflop": 1, "fraction": 1.5}])"), Contains("/gemm_curve/0/fraction"));
+  CHECK_THAT(bad(R"([{"gflop": 1, "fraction": 1, "m": 3}])"), Contains("/gemm_curve/0/m: unknown key (valid: gflop, fraction)"));
+  CHECK_THAT(bad(R"([{"gflop": 2, "fraction": 1}, {"gflop": 2, "fraction": 1}])"),
+             Contains("/gemm_curve/1/gflop: 2: expected more than the point before (2)"));
+  std::string many = "[";
+  for (int i = 1; i <= 65; ++i) many += fmt::format("{}{{\"gflop\": {}, \"fraction\": 1}}", i > 1 ? "," : "", i);
+  CHECK_THAT(bad(many + "]"), Contains("/gemm_curve: 65 points: expected 1..64"));
+  CHECK_THAT(bad("[1]"), Contains("/gemm_curve/0: expected an object"));
 }
