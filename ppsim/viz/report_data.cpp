@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <iterator>
 #include <numeric>
 
 namespace ppsim {
@@ -205,21 +206,18 @@ void write_time_parts(std::string& out, const Run& r) {
     }
     out += ']';
   };
+  static constexpr std::pair<const char*, double StageTimeParts::*> kParts[] = {
+      {"gemm", &StageTimeParts::gemm},         {"attention", &StageTimeParts::attention},
+      {"memory", &StageTimeParts::memory},     {"tp_comm", &StageTimeParts::tp_comm},
+      {"ep_comm", &StageTimeParts::ep_comm},   {"overhead", &StageTimeParts::overhead},
+      {"optimizer", &StageTimeParts::optimizer},
+  };
   key(out, "time_parts");
   out += '{';
-  part("gemm", &StageTimeParts::gemm);
-  out += ',';
-  part("attention", &StageTimeParts::attention);
-  out += ',';
-  part("memory", &StageTimeParts::memory);
-  out += ',';
-  part("tp_comm", &StageTimeParts::tp_comm);
-  out += ',';
-  part("ep_comm", &StageTimeParts::ep_comm);
-  out += ',';
-  part("overhead", &StageTimeParts::overhead);
-  out += ',';
-  part("optimizer", &StageTimeParts::optimizer);
+  for (std::size_t i = 0; i < std::size(kParts); ++i) {
+    if (i > 0) out += ',';
+    part(kParts[i].first, kParts[i].second);
+  }
   out += "},";
 }
 
